@@ -1,0 +1,76 @@
+"""A library: one SQLite file, its connections and its settings.
+
+Each thread gets its own connection (SQLite connections are cheap, and WAL lets readers run
+beside the single writer). Writers take `BEGIN IMMEDIATE` through `db.transaction`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from screvi_mcp.local import db
+
+
+class Library:
+    """An opened library file. Create with `Library.open(path)`; close when done."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self.closed = False
+
+    @classmethod
+    def open(cls, path: Path | str) -> Library:
+        path = Path(path).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        library = cls(path)
+        db.migrate(library.connection())
+        return library
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection to the library."""
+        if self.closed:
+            raise RuntimeError("the library is closed")
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = db.connect(self.path)
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection inside a write transaction."""
+        with db.transaction(self.connection()) as conn:
+            yield conn
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        row = self.connection().execute(
+            "SELECT value FROM settings WHERE key = ?", (key,)
+        ).fetchone()
+        return default if row is None else str(row[0])
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self.write() as conn:
+            conn.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def close(self) -> None:
+        self.closed = True
+        with self._lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except sqlite3.ProgrammingError:
+                    pass  # closed from another thread's perspective already
+            self._connections.clear()

@@ -1,0 +1,213 @@
+"""Wire models of the Screvi public API, shared by the client and the embedded library.
+
+Field names are exactly the spec's (`../shared/spec/screvi-public-api.md`, section 2).
+Response models ignore unknown fields so that a newer hosted API never breaks the client;
+the embedded library builds them itself and so always emits exactly these fields.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SourceType(StrEnum):
+    book = "book"
+    article = "article"
+    tweet = "tweet"
+    self = "self"
+    podcast = "podcast"
+    video = "video"
+    custom = "custom"
+    youtube = "youtube"
+    pdf = "pdf"
+
+
+# Types a client may create through POST /sources; articles come from POST /articles.
+CREATABLE_SOURCE_TYPES: tuple[str, ...] = ("book", "podcast", "video", "tweet", "self", "custom")
+# Extra values the GET /sources `type` filter accepts beyond SourceType (spec, section 4).
+SOURCE_LIST_EXTRA_TYPES: tuple[str, ...] = ("author", "topics")
+
+
+class ArticleStatus(StrEnum):
+    unread = "unread"
+    reading = "reading"
+    read = "read"
+    archived = "archived"
+
+
+class HomeStatus(StrEnum):
+    inbox = "inbox"
+    later = "later"
+    archive = "archive"
+
+
+class ParseState(StrEnum):
+    queued = "queued"
+    fetching = "fetching"
+    parsed = "parsed"
+    failed = "failed"
+
+
+class MatchType(StrEnum):
+    semantic = "semantic"
+    keyword = "keyword"
+    both = "both"
+
+
+class ContentFormat(StrEnum):
+    html = "html"
+    text = "text"
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class Tag(WireModel):
+    id: str
+    name: str
+    color: str | None = None
+
+
+class TagWithCounts(Tag):
+    highlight_count: int = 0
+    article_count: int = 0
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class HighlightSource(WireModel):
+    id: str
+    name: str
+    type: str
+    author: str | None = None
+    image_url: str | None = None
+    url: str | None = None
+
+
+class Highlight(WireModel):
+    id: str
+    content: str = ""
+    note: str | None = None
+    favorite: bool = False
+    url: str | None = None
+    location: float | None = None
+    date: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    tags: list[Tag] = Field(default_factory=list)
+    source: HighlightSource | None = None
+    metadata: dict[str, Any] | None = None
+    deleted: bool = False
+
+
+class Source(WireModel):
+    id: str
+    name: str = ""
+    type: str = "custom"
+    author: str | None = None
+    image_url: str | None = None
+    url: str | None = None
+    origin: str | None = None
+    note: str | None = None
+    tags: list[Tag] = Field(default_factory=list)
+    highlight_count: int = 0
+    created_at: datetime | None = None
+    metadata: dict[str, Any] | None = None
+    deleted: bool = False
+
+
+class SourceWithHighlights(Source):
+    highlights: list[Highlight] = Field(default_factory=list)
+
+
+class Pagination(WireModel):
+    page: int
+    per_page: int
+    total: int
+    total_pages: int
+    has_more: bool
+
+
+class SearchResult(Highlight):
+    similarity: float | None = None
+    match_type: MatchType = MatchType.keyword
+    relevance: float = 0.0
+    verified_relevance: float | None = None
+
+
+class Article(WireModel):
+    id: str
+    title: str | None = None
+    author: str | None = None
+    url: str = ""
+    canonical_url: str | None = None
+    excerpt: str | None = None
+    status: ArticleStatus = ArticleStatus.unread
+    home_status: HomeStatus = HomeStatus.inbox
+    favorite: bool = False
+    progress_percentage: int = 0
+    reading_time_minutes: int | None = None
+    word_count: int | None = None
+    source_domain: str | None = None
+    site_name: str | None = None
+    language: str | None = None
+    saved_at: datetime | None = None
+    published_date: datetime | None = None
+    updated_at: datetime | None = None
+    parse_state: ParseState = ParseState.queued
+    note: str | None = None
+    deleted: bool = False
+    image_url: str | None = None
+    screvi_url: str = ""
+    highlight_count: int = 0
+    tags: list[Tag] = Field(default_factory=list)
+
+
+class ArticleWithContent(Article):
+    content_format: ContentFormat = ContentFormat.html
+    content: str | None = None
+    content_length: int = 0
+    content_offset: int = 0
+    content_truncated: bool = False
+    parse_error: str | None = None
+    parse_failure: dict[str, Any] | None = None
+    pdf_url: str | None = None
+    epub_url: str | None = None
+    last_fetched_at: datetime | None = None
+    started_reading_at: datetime | None = None
+    completed_reading_at: datetime | None = None
+    summary: str | None = None
+    transcript: dict[str, Any] | None = None
+    highlights: list[Highlight] = Field(default_factory=list)
+
+
+class SavedArticle(WireModel):
+    """Answer of POST /articles: an article row, or a highlight made from a social post."""
+
+    id: str
+    parse_state: ParseState | None = None
+    duplicate: bool = False
+    kind: str = "article"
+    source_id: str | None = None
+
+
+class ErrorBody(WireModel):
+    error: str
+    code: str
+    fields: dict[str, str] | None = None
+    source_id: str | None = None
+
+
+ItemT = TypeVar("ItemT", bound=BaseModel)
+
+
+class Page(WireModel, Generic[ItemT]):
+    """One page of a list endpoint: `{data: [...], pagination: {...}}`."""
+
+    data: list[ItemT]
+    pagination: Pagination
