@@ -11,8 +11,21 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 from screvi_mcp.local import db
+
+
+class HighlightListener(Protocol):
+    """Told, after each commit, which highlights changed: how derived indexes stay in sync.
+
+    `seqs` are `highlights.seq` values. "Changed" covers creation, edits of content or note,
+    and renames of their source; "removed" covers soft deletion.
+    """
+
+    def highlights_changed(self, library: Library, seqs: list[int]) -> None: ...
+
+    def highlights_removed(self, library: Library, seqs: list[int]) -> None: ...
 
 
 class Library:
@@ -24,6 +37,7 @@ class Library:
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self.closed = False
+        self.listeners: list[HighlightListener] = []
 
     @classmethod
     def open(cls, path: Path | str) -> Library:
@@ -64,6 +78,19 @@ class Library:
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+    def add_listener(self, listener: HighlightListener) -> None:
+        self.listeners.append(listener)
+
+    def notify_changed(self, seqs: list[int]) -> None:
+        if seqs:
+            for listener in self.listeners:
+                listener.highlights_changed(self, seqs)
+
+    def notify_removed(self, seqs: list[int]) -> None:
+        if seqs:
+            for listener in self.listeners:
+                listener.highlights_removed(self, seqs)
 
     def close(self) -> None:
         self.closed = True
