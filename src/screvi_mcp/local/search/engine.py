@@ -1,0 +1,111 @@
+"""GET /search over the embedded library: keyword and semantic rankings fused by RRF.
+
+The route layer parses the query string into a `SearchQuery`, calls `search`, then loads and
+renders the highlight rows of the returned seqs in the order given.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.search.filters import Filters, admitted_seqs
+from screvi_mcp.local.search.fusion import FusedHit, SemanticMatch, reciprocal_rank_fusion
+from screvi_mcp.local.search.keyword import keyword_ranking
+from screvi_mcp.local.search.registry import semantic_index_for
+
+log = logging.getLogger("screvi_mcp.local.search")
+
+# Each side lists at most this many candidates: the fused list (and so `total`) is bounded,
+# and a page deep in the tail of either side says nothing useful anyway.
+CANDIDATES_PER_SIDE = 1000
+MAX_PER_PAGE = 50
+DEFAULT_MIN_RELEVANCE = 0.72
+
+_warned_keyword_only = False
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    q: str
+    source: str | None = None  # partial, case-insensitive match on source name or author
+    tag: str | None = None  # tag name, case-insensitive (or tag id)
+    types: list[str] | None = None  # source types; 'video' also matches legacy 'youtube'
+    favorite: bool | None = None
+    min_relevance: float = DEFAULT_MIN_RELEVANCE
+    verify: bool = False
+    page: int = 1
+    per_page: int = 20
+
+    def filters(self) -> Filters:
+        types = tuple(t for t in (self.types or []) if t.strip()) or None
+        return Filters(self.source, self.tag, types, self.favorite)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    seq: int  # highlights.seq
+    similarity: float | None  # calibrated cosine (docs/search.md); None for keyword-only
+    match_type: str  # "semantic" | "keyword" | "both"
+    relevance: float  # fused RRF score, comparable only within one search
+    verified_relevance: float | None
+    cosine: float | None = None  # the embedding model's raw cosine, for diagnostics
+
+
+def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
+    """The requested page of fused hits and the total number of hits."""
+    conn = library.connection()
+    filters = query.filters()
+    text = query.q.strip()
+    if not text:
+        return [], 0
+    keyword = keyword_ranking(conn, text, filters, CANDIDATES_PER_SIDE)
+    semantic: list[SemanticMatch] = []
+    index = semantic_index_for(library)
+    if index is None:
+        _warn_keyword_only()
+    else:
+        min_relevance = min(max(query.min_relevance, 0.0), 1.0)
+        semantic = index.semantic_ranking(conn, text, filters, min_relevance, CANDIDATES_PER_SIDE)
+    fused = reciprocal_rank_fusion(keyword, semantic)
+    verified: dict[int, float] = {}
+    if query.verify and index is not None and semantic:
+        verified = index.verify(conn, text, semantic)
+        fused = [hit for hit in fused if _kept_after_verify(hit, verified, index.verify_threshold)]
+    total = len(fused)
+    per_page = min(max(query.per_page, 1), MAX_PER_PAGE)
+    start = (max(query.page, 1) - 1) * per_page
+    page = fused[start : start + per_page]
+    # Defensive: an index that missed a delete must still never surface a dead highlight.
+    live = admitted_seqs(conn, filters, [hit.seq for hit in page])
+    return [_to_hit(hit, verified) for hit in page if hit.seq in live], total
+
+
+def _kept_after_verify(hit: FusedHit, verified: dict[int, float], threshold: float) -> bool:
+    if hit.keyword_rank is not None:
+        return True  # keyword matches are always kept (spec)
+    probability = verified.get(hit.seq)
+    return probability is not None and probability >= threshold
+
+
+def _to_hit(hit: FusedHit, verified: dict[int, float]) -> SearchHit:
+    semantic = hit.semantic
+    return SearchHit(
+        seq=hit.seq,
+        similarity=round(semantic.similarity, 4) if semantic else None,
+        match_type=hit.match_type,
+        relevance=round(hit.relevance, 6),
+        verified_relevance=round(verified[hit.seq], 4) if hit.seq in verified else None,
+        cosine=round(semantic.cosine, 4) if semantic else None,
+    )
+
+
+def _warn_keyword_only() -> None:
+    global _warned_keyword_only
+    if not _warned_keyword_only:
+        _warned_keyword_only = True
+        log.warning(
+            "search is keyword-only: no semantic index is attached (install the 'local' "
+            "extra: pip install 'screvi-mcp[local]')"
+        )

@@ -1,0 +1,110 @@
+"""The filters of GET /search as SQL, shared by the keyword and the semantic side.
+
+Both sides must agree on which highlights a filter admits, or fusion would rank a highlight
+that one side was not allowed to see. So the rules live here once: live highlights only
+(not soft-deleted, and not under a soft-deleted source), then `source`, `tag`, `types` and
+`favorite`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+# Legacy `youtube` sources are videos (spec: "video (includes legacy youtube)").
+_TYPE_ALIASES: dict[str, tuple[str, ...]] = {"video": ("video", "youtube")}
+
+
+@dataclass(frozen=True)
+class Filters:
+    source: str | None = None
+    tag: str | None = None
+    types: tuple[str, ...] | None = None
+    favorite: bool | None = None
+
+    @property
+    def restricts(self) -> bool:
+        """True when something beyond liveness narrows the candidates."""
+        return bool(self.source or self.tag or self.types) or self.favorite is not None
+
+
+@dataclass(frozen=True)
+class SqlFilter:
+    """A WHERE fragment over `highlights h LEFT JOIN sources s` and its parameters."""
+
+    where: str
+    params: tuple[object, ...]
+
+
+def expand_types(types: tuple[str, ...]) -> list[str]:
+    expanded: list[str] = []
+    for name in types:
+        key = name.strip().lower()
+        if not key:
+            continue
+        for alias in _TYPE_ALIASES.get(key, (key,)):
+            if alias not in expanded:
+                expanded.append(alias)
+    return expanded
+
+
+def matching_source_ids(conn: sqlite3.Connection, text: str) -> list[str]:
+    """Sources whose name or author contains `text`, compared case-insensitively.
+
+    Done in Python because SQLite's LIKE and lower() only fold ASCII; sources are few
+    compared with highlights, so reading them all is cheap.
+    """
+    needle = text.strip().casefold()
+    rows = conn.execute("SELECT id, name, author FROM sources WHERE deleted_at IS NULL")
+    return [
+        str(row[0])
+        for row in rows
+        if needle in str(row[1]).casefold() or needle in (row[2] or "").casefold()
+    ]
+
+
+def build_sql_filter(conn: sqlite3.Connection, filters: Filters) -> SqlFilter:
+    clauses = ["h.deleted_at IS NULL", "(h.source_id IS NULL OR s.deleted_at IS NULL)"]
+    params: list[object] = []
+    if filters.source:
+        clauses.append("h.source_id IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(matching_source_ids(conn, filters.source)))
+    if filters.tag:
+        tag = filters.tag.strip()
+        clauses.append(
+            "EXISTS (SELECT 1 FROM highlight_tags ht JOIN tags t ON t.id = ht.tag_id"
+            " WHERE ht.highlight_id = h.id AND (t.name_key = ? OR t.id = ?))"
+        )
+        params.extend([tag.lower(), tag])
+    if filters.types:
+        clauses.append("s.type IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(expand_types(filters.types)))
+    if filters.favorite is not None:
+        clauses.append("h.favorite = ?")
+        params.append(1 if filters.favorite else 0)
+    return SqlFilter(" AND ".join(clauses), tuple(params))
+
+
+def admitted_seqs(conn: sqlite3.Connection, filters: Filters, among: list[int]) -> set[int]:
+    """Which of `among` are live and pass the filters."""
+    if not among:
+        return set()
+    sql_filter = build_sql_filter(conn, filters)
+    rows = conn.execute(
+        "SELECT h.seq FROM highlights h LEFT JOIN sources s ON s.id = h.source_id"
+        f" WHERE h.seq IN (SELECT value FROM json_each(?)) AND {sql_filter.where}",
+        (json.dumps(among), *sql_filter.params),
+    )
+    return {int(row[0]) for row in rows}
+
+
+def all_admitted_seqs(conn: sqlite3.Connection, filters: Filters) -> list[int]:
+    """Every live highlight passing the filters (used when filters narrow a vector scan)."""
+    sql_filter = build_sql_filter(conn, filters)
+    rows = conn.execute(
+        "SELECT h.seq FROM highlights h LEFT JOIN sources s ON s.id = h.source_id"
+        f" WHERE {sql_filter.where}",
+        sql_filter.params,
+    )
+    return [int(row[0]) for row in rows]

@@ -1,0 +1,158 @@
+"""The keyword side of search: user text to a safe FTS5 query, ranked precisely.
+
+Why "precise": in offline checks (DESIGN.md), a loose OR-of-terms BM25 list fused by RRF
+ranked worse than the semantic list alone, because highlights matching one common word
+crowd its top. So this side only lists highlights that match *all* the query's content
+words (and every quoted phrase) in content, note, source name or author — exact terms and
+rare names, which is what keyword search is good at — and leaves paraphrases to the
+semantic side. When a long query has no all-terms match, highlights missing a single
+common term are admitted after them (see `_relaxed`).
+
+User text never reaches FTS5 syntax: every term is re-emitted as a double-quoted string,
+so `AND`, `NEAR(`, `*`, `:` or unbalanced quotes in `q` are just words.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from dataclasses import dataclass
+
+from screvi_mcp.local.search.filters import Filters, build_sql_filter
+from screvi_mcp.local.search.stopwords import STOPWORDS
+
+# unicode61 splits on everything that is not a letter, a number or private use; `_` too.
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_PHRASE = re.compile(r'"([^"]*)"')
+# bm25 column weights: content, note, source_name, source_author. The highlight's own words
+# count most; a source title or author match is strong evidence too (rare names), a note a
+# little less than content.
+_COLUMN_WEIGHTS = (1.0, 0.8, 0.7, 0.7)
+MAX_TERMS = 16
+# Long queries only: with 3+ terms, one missing common word should not empty the list.
+_RELAX_MIN_TERMS = 3
+# A relaxed match must still cover this share of the query's IDF weight.
+_RELAX_MIN_COVERAGE = 0.75
+
+
+@dataclass(frozen=True)
+class KeywordQuery:
+    """The query's parts that FTS5 will see: single terms and quoted phrases."""
+
+    terms: tuple[str, ...]
+    phrases: tuple[tuple[str, ...], ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms and not self.phrases
+
+    def clauses(self) -> list[str]:
+        return [_quote(term) for term in self.terms] + [
+            _quote(" ".join(words)) for words in self.phrases
+        ]
+
+    def all_of(self) -> str:
+        """An FTS5 expression requiring every clause."""
+        return " AND ".join(self.clauses())
+
+    def any_of(self) -> str:
+        return " OR ".join(self.clauses())
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def words(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def parse_query(text: str) -> KeywordQuery:
+    """Terms (stopwords dropped, unless nothing else is left) and quoted phrases."""
+    phrases: list[tuple[str, ...]] = []
+    for inner in _PHRASE.findall(text):
+        phrase = tuple(words(inner))
+        if len(phrase) > 1 and phrase not in phrases:
+            phrases.append(phrase)
+        elif len(phrase) == 1:
+            text += " " + phrase[0]  # a quoted single word is just a term
+    rest = _PHRASE.sub(" ", text)
+    all_terms = _unique(words(rest))
+    terms = [term for term in all_terms if term not in STOPWORDS]
+    if not terms and not phrases:
+        terms = all_terms
+    return KeywordQuery(tuple(terms[:MAX_TERMS]), tuple(phrases[:MAX_TERMS]))
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def keyword_ranking(conn: sqlite3.Connection, text: str, filters: Filters, limit: int) -> list[int]:
+    """Seqs of highlights matching `text`, best first, at most `limit`."""
+    query = parse_query(text)
+    if query.empty:
+        return []
+    ranked = _ranked(conn, query.all_of(), filters, limit, among=None)
+    if ranked or len(query.clauses()) < _RELAX_MIN_TERMS:
+        return ranked
+    return _relaxed(conn, query, filters, limit)
+
+
+def _ranked(
+    conn: sqlite3.Connection,
+    match: str,
+    filters: Filters,
+    limit: int,
+    among: list[int] | None,
+) -> list[int]:
+    sql_filter = build_sql_filter(conn, filters)
+    weights = ", ".join(str(weight) for weight in _COLUMN_WEIGHTS)
+    restrict = ""
+    params: list[object] = [match]
+    if among is not None:
+        restrict = " AND f.rowid IN (SELECT value FROM json_each(?))"
+        params.append(json.dumps(among))
+    rows = conn.execute(
+        "SELECT f.rowid FROM highlights_fts f"
+        " JOIN highlights h ON h.seq = f.rowid"
+        " LEFT JOIN sources s ON s.id = h.source_id"
+        f" WHERE highlights_fts MATCH ?{restrict} AND {sql_filter.where}"
+        f" ORDER BY bm25(highlights_fts, {weights}), f.rowid LIMIT ?",
+        (*params, *sql_filter.params, limit),
+    )
+    return [int(row[0]) for row in rows]
+
+
+def _relaxed(
+    conn: sqlite3.Connection, query: KeywordQuery, filters: Filters, limit: int
+) -> list[int]:
+    """Highlights that miss only low-information clauses, most coverage first.
+
+    Each clause is weighted by its IDF, so missing a common word ("life") costs little and
+    missing the rare name the query is about costs too much to be admitted.
+    """
+    total = int(conn.execute("SELECT count(*) FROM highlights").fetchone()[0]) or 1
+    matches: list[set[int]] = []
+    for clause in query.clauses():
+        rows = conn.execute(
+            "SELECT rowid FROM highlights_fts WHERE highlights_fts MATCH ?", (clause,)
+        )
+        matches.append({int(row[0]) for row in rows})
+    # A clause no highlight contains (a typo, a paraphrase word) cannot be matched by
+    # anything, so it does not count against the others.
+    matches = [m for m in matches if m]
+    idf = [math.log(1 + (total - len(m) + 0.5) / (len(m) + 0.5)) for m in matches]
+    weight_sum = sum(idf) or 1.0
+    coverage: dict[int, float] = {}
+    for seqs, weight in zip(matches, idf, strict=True):
+        for seq in seqs:
+            coverage[seq] = coverage.get(seq, 0.0) + weight / weight_sum
+    admitted = [seq for seq, share in coverage.items() if share >= _RELAX_MIN_COVERAGE]
+    if not admitted:
+        return []
+    ordered = _ranked(conn, query.any_of(), filters, limit, among=admitted)
+    ordered.sort(key=lambda seq: -round(coverage[seq], 6))  # stable: bm25 order within a level
+    return ordered
