@@ -95,9 +95,13 @@ def revoke_key(library: Library, key_id: str) -> bool:
 
 def find_key(library: Library, secret: str) -> ApiKey | None:
     """The live key with this secret, or None (unknown or revoked)."""
-    row = library.connection().execute(
-        "SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", (hash_key(secret),)
-    ).fetchone()
+    row = (
+        library.connection()
+        .execute(
+            "SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", (hash_key(secret),)
+        )
+        .fetchone()
+    )
     return None if row is None else _record(row)
 
 

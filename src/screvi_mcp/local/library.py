@@ -6,6 +6,7 @@ beside the single writer). Writers take `BEGIN IMMEDIATE` through `db.transactio
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -66,9 +67,9 @@ class Library:
             yield conn
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
-        row = self.connection().execute(
-            "SELECT value FROM settings WHERE key = ?", (key,)
-        ).fetchone()
+        row = (
+            self.connection().execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        )
         return default if row is None else str(row[0])
 
     def set_setting(self, key: str, value: str) -> None:
@@ -96,8 +97,7 @@ class Library:
         self.closed = True
         with self._lock:
             for conn in self._connections:
-                try:
+                # A connection made on another thread may refuse; it dies with that thread.
+                with contextlib.suppress(sqlite3.ProgrammingError):
                     conn.close()
-                except sqlite3.ProgrammingError:
-                    pass  # closed from another thread's perspective already
             self._connections.clear()

@@ -1,0 +1,3 @@
+from screvi_mcp.cli import main
+
+raise SystemExit(main())

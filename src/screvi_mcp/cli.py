@@ -1,0 +1,178 @@
+"""The `screvi-mcp` command line.
+
+stdout is reserved for command output the user asked for (a new key, a table); everything
+else goes to stderr, and in MCP stdio mode nothing at all goes to stdout but the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from screvi_mcp import __version__, config
+
+log = logging.getLogger("screvi_mcp")
+
+
+def _add_library_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--library",
+        metavar="PATH",
+        help=f"library file (default: ${config.LIBRARY_ENV} or {config.default_library_path()})",
+    )
+
+
+def _open_library(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from screvi_mcp.local.library import Library
+
+    return Library.open(config.library_path(args.library))
+
+
+def cmd_api(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from screvi_mcp.local.app import create_app
+
+    path = config.library_path(args.library)
+    print(
+        f"screvi-mcp: serving the library {path} at http://{args.host}:{args.port}/api/v1",
+        file=sys.stderr,
+    )
+    app = create_app(path, rate_limit_per_minute=args.rate_limit)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def cmd_keys_create(args: argparse.Namespace) -> int:
+    from screvi_mcp.local import keys
+
+    library = _open_library(args)
+    record, secret = keys.create_key(library, args.name, write=args.write, legacy=args.legacy)
+    library.close()
+    scopes = "legacy, read-only" if record.legacy else " ".join(sorted(record.scopes))
+    print(f"Created key {record.id} ({record.name}; {scopes}). It is shown once:", file=sys.stderr)
+    print(secret)
+    return 0
+
+
+def cmd_keys_list(args: argparse.Namespace) -> int:
+    from screvi_mcp.local import keys
+
+    library = _open_library(args)
+    records = keys.list_keys(library)
+    library.close()
+    for record in records:
+        state = f"revoked {record.revoked_at}" if record.revoked_at else "active"
+        kind = "legacy" if record.legacy else " ".join(sorted(record.scopes))
+        print(f"{record.id}  {record.hint}…  {record.name}  [{kind}]  {state}")
+    return 0
+
+
+def cmd_keys_revoke(args: argparse.Namespace) -> int:
+    from screvi_mcp.local import keys
+
+    library = _open_library(args)
+    revoked = keys.revoke_key(library, args.id)
+    library.close()
+    if not revoked:
+        print(f"screvi-mcp: no active key with id {args.id}", file=sys.stderr)
+        return 1
+    print(f"Revoked key {args.id}", file=sys.stderr)
+    return 0
+
+
+def cmd_library_subscription(args: argparse.Namespace) -> int:
+    from screvi_mcp.local.auth import SUBSCRIPTION_SETTING
+
+    library = _open_library(args)
+    library.set_setting(SUBSCRIPTION_SETTING, "1" if args.state == "active" else "0")
+    library.close()
+    print(f"Subscription is now {args.state}", file=sys.stderr)
+    return 0
+
+
+def cmd_library_rate_limit(args: argparse.Namespace) -> int:
+    from screvi_mcp.local.app import RATE_LIMIT_SETTING
+
+    library = _open_library(args)
+    library.set_setting(RATE_LIMIT_SETTING, str(args.per_minute))
+    library.close()
+    print(f"Rate limit is now {args.per_minute} requests per minute per key", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="screvi-mcp",
+        description=(
+            "An MCP server for a Screvi library, and an embedded Screvi-compatible library "
+            "(the Screvi public API over a local SQLite file)."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"screvi-mcp {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    api = commands.add_parser("api", help="serve the embedded library's REST API over HTTP")
+    _add_library_option(api)
+    api.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    api.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    api.add_argument(
+        "--rate-limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="requests per minute per key (default: the library's setting, else 100)",
+    )
+    api.set_defaults(handler=cmd_api)
+
+    keys = commands.add_parser("keys", help="manage the embedded library's API keys")
+    key_commands = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
+    create = key_commands.add_parser("create", help="create a key and print it once")
+    _add_library_option(create)
+    create.add_argument("--name", required=True, help="a name to recognise the key by")
+    create.add_argument("--write", action="store_true", help="grant the write scope")
+    create.add_argument(
+        "--legacy", action="store_true", help="a legacy account-wide key (read-only forever)"
+    )
+    create.set_defaults(handler=cmd_keys_create)
+    listing = key_commands.add_parser("list", help="list keys (never their secrets)")
+    _add_library_option(listing)
+    listing.set_defaults(handler=cmd_keys_list)
+    revoke = key_commands.add_parser("revoke", help="revoke a key by id")
+    _add_library_option(revoke)
+    revoke.add_argument("id", help="the key's id, from `keys list`")
+    revoke.set_defaults(handler=cmd_keys_revoke)
+
+    library = commands.add_parser("library", help="library settings")
+    library_commands = library.add_subparsers(
+        dest="library_command", metavar="SETTING", required=True
+    )
+    subscription = library_commands.add_parser(
+        "subscription",
+        help="make the account lack (inactive) or have (active) a subscription, for testing "
+        "clients against 403 subscription_required",
+    )
+    _add_library_option(subscription)
+    subscription.add_argument("state", choices=["active", "inactive"])
+    subscription.set_defaults(handler=cmd_library_subscription)
+    rate = library_commands.add_parser("rate-limit", help="requests per minute per key")
+    _add_library_option(rate)
+    rate.add_argument("per_minute", type=int)
+    rate.set_defaults(handler=cmd_library_rate_limit)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(name)s: %(levelname)s: %(message)s"
+    )
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    result: int = handler(args)
+    return result

@@ -1,0 +1,96 @@
+"""The embedded library as an ASGI app: the spec's API under /api/v1, the skill file at the root.
+
+`create_app(path)` is all a caller needs: the lifespan opens the library (running migrations),
+attaches the search index and starts background work; requests never see a half-open library.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.ratelimit import RateLimiter
+from screvi_mcp.local.routes import articles, highlights, search, skill, sources, tags
+from screvi_mcp.skillfile import bundled_skill_path
+
+log = logging.getLogger("screvi_mcp.local")
+
+API_PREFIX = "/api/v1"
+DEFAULT_RATE_LIMIT = 100
+RATE_LIMIT_SETTING = "rate_limit_per_minute"
+
+_CODES_BY_STATUS = {404: "not_found", 405: "method_not_allowed"}
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = _CODES_BY_STATUS.get(exc.status_code, "invalid_request")
+    message = {
+        404: f"No such endpoint: {request.method} {request.url.path}",
+        405: f"{request.method} is not supported on {request.url.path}",
+    }.get(exc.status_code, str(exc.detail))
+    return JSONResponse(
+        {"error": message, "code": code}, status_code=exc.status_code, headers=exc.headers
+    )
+
+
+async def _health(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+def _attach_search(library: Library) -> None:
+    try:
+        from screvi_mcp.local.search import setup
+    except ImportError:  # the search package's start-up hook is not there yet
+        return
+    setup.attach_semantic_index(library)
+
+
+def create_app(
+    library_path: Path | str,
+    *,
+    rate_limit_per_minute: int | None = None,
+    skill_path: Path | None = None,
+) -> Starlette:
+    """The API app over the library file at `library_path` (created if missing)."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        library = Library.open(library_path)
+        limit = rate_limit_per_minute or int(
+            library.get_setting(RATE_LIMIT_SETTING, str(DEFAULT_RATE_LIMIT)) or DEFAULT_RATE_LIMIT
+        )
+        app.state.library = library
+        app.state.rate_limiter = RateLimiter(limit)
+        app.state.skill_path = skill_path or bundled_skill_path()
+        _attach_search(library)
+        try:
+            yield
+        finally:
+            library.close()
+
+    api_routes: list[Route] = [
+        *highlights.routes,
+        *search.routes,
+        *sources.routes,
+        *articles.routes,
+        *tags.routes,
+    ]
+    return Starlette(
+        routes=[
+            Route("/health", _health, methods=["GET"]),
+            *skill.routes,
+            Mount(API_PREFIX, routes=api_routes),
+        ],
+        exception_handlers={HTTPException: _http_error},
+        lifespan=lifespan,
+    )

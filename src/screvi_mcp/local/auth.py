@@ -1,0 +1,54 @@
+"""Who is calling: the API key from `X-API-Key` or `Authorization: Bearer`."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+
+from screvi_mcp.local import keys
+from screvi_mcp.local.errors import ApiError
+from screvi_mcp.local.library import Library
+
+SUBSCRIPTION_SETTING = "subscription_active"
+
+
+def presented_key(request: Request) -> str | None:
+    key = request.headers.get("x-api-key", "").strip()
+    if key:
+        return key
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and credentials.strip():
+        return credentials.strip()
+    return None
+
+
+def authenticate(library: Library, secret: str | None) -> keys.ApiKey:
+    """The caller's key, or the spec's 401/403. Runs in a worker thread (it reads SQLite)."""
+    if secret is None:
+        raise ApiError(
+            401,
+            "missing_api_key",
+            "No API key: send it in the X-API-Key header or as Authorization: Bearer <key>",
+        )
+    record = keys.find_key(library, secret)
+    if record is None:
+        raise ApiError(401, "invalid_api_key", "The API key is unknown or has been revoked")
+    if library.get_setting(SUBSCRIPTION_SETTING, "1") == "0":
+        raise ApiError(
+            403,
+            "subscription_required",
+            "This account has no active subscription or trial; the API is unavailable",
+        )
+    return record
+
+
+def require_write(record: keys.ApiKey) -> None:
+    if record.legacy:
+        raise ApiError(
+            403,
+            "legacy_key_read_only",
+            "This legacy account-wide key is read-only; create a scoped key with write access",
+        )
+    if "write" not in record.scopes:
+        raise ApiError(
+            403, "insufficient_scope", "This API key lacks the write scope needed for this call"
+        )

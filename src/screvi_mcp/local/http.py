@@ -1,0 +1,128 @@
+"""The request pipeline every API endpoint shares.
+
+auth → subscription → rate limit → scope → body → handler (in a worker thread, because it
+talks to SQLite) → JSON. Every failure becomes the spec's error body; nothing else (no
+traceback, no key) ever reaches the client.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from screvi_mcp.local import auth
+from screvi_mcp.local.bodies import require_json_object
+from screvi_mcp.local.errors import ApiError
+from screvi_mcp.local.keys import ApiKey
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.params import QueryParams
+from screvi_mcp.local.ratelimit import RateLimiter
+
+log = logging.getLogger("screvi_mcp.local")
+
+
+@dataclass
+class Call:
+    """What a handler needs to know about one request."""
+
+    library: Library
+    params: QueryParams
+    path: dict[str, str]
+    body: Any
+    key: ApiKey
+    root_url: str
+    state: Any = None  # the app's state, for handlers that need services (search, fetcher)
+
+
+@dataclass
+class Reply:
+    body: Any
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Handler = Callable[[Call], Reply]
+AsyncHandler = Callable[[Call], Awaitable[Reply]]
+
+
+def error_response(error: ApiError, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(
+        error.body(), status_code=error.status, headers={**(headers or {}), **error.headers}
+    )
+
+
+def root_url(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+def endpoint(
+    handler: Handler | None = None,
+    *,
+    write: bool = False,
+    body: bool = False,
+    async_handler: AsyncHandler | None = None,
+) -> Callable[[Request], Awaitable[Response]]:
+    """Wrap a handler into a Starlette endpoint with the shared pipeline."""
+
+    async def run(request: Request) -> Response:
+        state = request.app.state
+        library: Library = state.library
+        limiter: RateLimiter = state.rate_limiter
+        headers: dict[str, str] = {}
+        try:
+            secret = auth.presented_key(request)
+            key = await anyio.to_thread.run_sync(auth.authenticate, library, secret)
+            if key.legacy:
+                headers["Deprecation"] = "true"
+            verdict = limiter.check(key.id)
+            headers.update(verdict.headers())
+            if not verdict.allowed:
+                raise ApiError(
+                    429,
+                    "rate_limited",
+                    f"Rate limit of {verdict.limit} requests per minute exceeded; "
+                    f"retry in {verdict.retry_after} s",
+                )
+            if write:
+                auth.require_write(key)
+            payload = require_json_object(await request.body()) if body else None
+            call = Call(
+                library=library,
+                params=QueryParams(request.query_params),
+                path=dict(request.path_params),
+                body=payload,
+                key=key,
+                root_url=root_url(request),
+                state=state,
+            )
+            if async_handler is not None:
+                reply = await async_handler(call)
+            else:
+                assert handler is not None
+                reply = await anyio.to_thread.run_sync(handler, call)
+        except ApiError as error:
+            return error_response(error, headers)
+        except Exception as error:
+            # The kind of failure at ERROR; the traceback only when debugging is asked for.
+            log.error(
+                "internal error on %s %s: %s",
+                request.method,
+                request.url.path,
+                type(error).__name__,
+            )
+            log.debug("traceback", exc_info=True)
+            return error_response(
+                ApiError(500, "internal_error", "Internal server error; try again later"),
+                headers,
+            )
+        return JSONResponse(
+            reply.body, status_code=reply.status, headers={**headers, **reply.headers}
+        )
+
+    return run

@@ -1,0 +1,1 @@
+"""HTTP routes of the embedded library, one module per resource."""

@@ -1,0 +1,55 @@
+"""/search: hybrid search over highlights (the ranking lives in local/search)."""
+
+from __future__ import annotations
+
+from starlette.routing import Route
+
+from screvi_mcp.local.errors import invalid_parameter
+from screvi_mcp.local.http import Call, Reply, endpoint
+from screvi_mcp.local.search.engine import SearchQuery, search
+from screvi_mcp.local.store import render
+from screvi_mcp.local.store.pages import pagination
+from screvi_mcp.models import SourceType
+
+MAX_QUERY_LENGTH = 1000
+MAX_PER_PAGE = 50
+
+
+def search_highlights(call: Call) -> Reply:
+    params = call.params
+    raw_q = call.params.string("q")
+    if raw_q is None:
+        raise invalid_parameter({"q": "is required: the text to search for"})
+    if len(raw_q) > MAX_QUERY_LENGTH:
+        raise invalid_parameter({"q": f"must be at most {MAX_QUERY_LENGTH} characters"})
+    query = SearchQuery(
+        q=raw_q,
+        source=params.string("source", max_length=500),
+        tag=params.string("tag", max_length=100),
+        types=params.choices("types", [t.value for t in SourceType]),
+        favorite=params.boolean("favorite"),
+        min_relevance=params.number("min_relevance", default=0.72, minimum=0.0, maximum=1.0),
+        verify=bool(params.boolean("verify")),
+        page=params.page(),
+        per_page=params.per_page(default=20, maximum=MAX_PER_PAGE),
+    )
+    hits, total = search(call.library, query)
+    by_seq = render.highlights_by_seq(call.library.connection(), [hit.seq for hit in hits])
+    results = []
+    for hit in hits:
+        item = by_seq.get(hit.seq)
+        if item is None:
+            continue  # deleted between ranking and rendering
+        results.append(
+            {
+                **item,
+                "similarity": hit.similarity,
+                "match_type": hit.match_type,
+                "relevance": hit.relevance,
+                "verified_relevance": hit.verified_relevance,
+            }
+        )
+    return Reply({"data": results, "pagination": pagination(total, query.page, query.per_page)})
+
+
+routes = [Route("/search", endpoint(search_highlights), methods=["GET"])]
