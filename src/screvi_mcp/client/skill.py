@@ -1,0 +1,59 @@
+"""The public skill file: served by the API at its root, bundled with the package as fallback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Literal
+
+# Both paths serve the same file (spec, section 4); the well-known one is canonical.
+SKILL_PATHS: tuple[str, ...] = ("/.well-known/skills/default/skill.md", "/skill.md")
+
+REPO_SKILL_PATH = Path(__file__).resolve().parents[3] / "skills" / "screvi" / "SKILL.md"
+
+
+@dataclass(frozen=True)
+class SkillFile:
+    """The skill file's Markdown and where it came from (`api` or `bundled`)."""
+
+    content: str
+    origin: Literal["api", "bundled"]
+    location: str
+
+
+class SkillFileUnavailable(FileNotFoundError):
+    """Neither the API nor the bundled copy could provide the skill file."""
+
+
+def root_url(base_url: str) -> str:
+    """The host root the skill file hangs off: the base URL without its `/api/v1`."""
+    root = base_url.rstrip("/")
+    suffix = "/api/v1"
+    if root.endswith(suffix):
+        root = root[: -len(suffix)]
+    return root
+
+
+def load_bundled_skill(path: Path | None = None) -> SkillFile:
+    """The skill file shipped with the package (the wheel's `_bundled_skills`), or the repo's.
+
+    `path` overrides both, for tests and for users who keep their own copy.
+    """
+    if path is not None:
+        candidates: list[Path | Traversable] = [path]
+    else:
+        candidates = [
+            resources.files("screvi_mcp") / "_bundled_skills" / "screvi" / "SKILL.md",
+            REPO_SKILL_PATH,
+        ]
+    for candidate in candidates:
+        try:
+            if candidate.is_file():
+                return SkillFile(candidate.read_text("utf-8"), "bundled", str(candidate))
+        except OSError:
+            continue
+    raise SkillFileUnavailable(
+        "no bundled skill file found (looked in: " + ", ".join(map(str, candidates)) + ")"
+    )

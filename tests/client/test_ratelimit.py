@@ -1,0 +1,132 @@
+"""Client-side rate limiting: concurrent callers sharing a key stay under the rate."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+import anyio
+import httpx
+import pytest
+from client_testkit import BASE_URL, HIGHLIGHT, SCOPED_KEY
+
+from screvi_mcp.client import RateLimiter, RetryPolicy, ScreviClient
+from screvi_mcp.client.ratelimit import shared_limiter
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_reservations_never_put_more_than_rate_grants_in_a_window() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(3, 10.0, clock=clock)
+    # Seven callers at once: three now, three after one window, one after two.
+    delays = [limiter.reserve() for _ in range(7)]
+    assert delays == [0.0, 0.0, 0.0, 10.0, 10.0, 10.0, 20.0]
+    clock.now += 25.0
+    # Long idle: the next caller goes at once.
+    assert limiter.reserve() == 0.0
+
+
+def test_grants_are_spread_by_the_sliding_window_not_a_fixed_one() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(2, 10.0, clock=clock)
+    assert limiter.reserve() == 0.0
+    clock.now += 6.0
+    assert limiter.reserve() == 0.0
+    clock.now += 1.0  # t=7: two grants in [0, 7]; the next may go at t=10
+    assert limiter.reserve() == pytest.approx(3.0)
+    assert limiter.reserve() == pytest.approx(9.0)  # t=16, ten after the grant at t=6
+
+
+def test_invalid_rates_are_refused() -> None:
+    with pytest.raises(ValueError):
+        RateLimiter(0)
+    with pytest.raises(ValueError):
+        RateLimiter(10, window=0)
+
+
+def test_clients_of_one_key_share_one_limiter() -> None:
+    a = ScreviClient(SCOPED_KEY, base_url=BASE_URL, rate_limit=7, rate_window=1.0)
+    b = ScreviClient(SCOPED_KEY, base_url=BASE_URL + "/", rate_limit=7, rate_window=1.0)
+    other = ScreviClient("sk_live_other", base_url=BASE_URL, rate_limit=7, rate_window=1.0)
+    assert a._limiter is b._limiter
+    assert a._limiter is not other._limiter
+    assert shared_limiter(SCOPED_KEY, BASE_URL, 7, 1.0) is a._limiter
+
+
+class WindowedServer:
+    """A server that enforces `rate` per sliding `window` itself and answers 429 beyond it.
+
+    Its window is a little shorter than the client's: arrival times trail the client's grant
+    times by scheduling delays, so a few milliseconds of slack keeps the test about the
+    limiter's logic and not about the event loop's punctuality.
+    """
+
+    def __init__(self, rate: int, window: float) -> None:
+        self.rate = rate
+        self.window = window * 0.9
+        self.arrivals: list[float] = []
+        self.recent: deque[float] = deque()
+        self.refused = 0
+        self.served = 0
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        now = time.monotonic()
+        self.arrivals.append(now)
+        while self.recent and self.recent[0] <= now - self.window:
+            self.recent.popleft()
+        if len(self.recent) >= self.rate:
+            self.refused += 1
+            return httpx.Response(
+                429,
+                json={"error": "slow down", "code": "rate_limited"},
+                headers={"Retry-After": "5"},
+            )
+        self.recent.append(now)
+        self.served += 1
+        return httpx.Response(200, json={"data": {**HIGHLIGHT, "id": f"h{self.served}"}})
+
+
+async def test_300_concurrent_calls_stay_under_the_rate_and_all_complete() -> None:
+    rate, window = 50, 0.5  # 6000/min: 300 calls take about 2.5 s
+    server = WindowedServer(rate, window)
+    limiter = RateLimiter(rate, window)
+    no_retries = RetryPolicy(max_retries=0)
+    transport = httpx.MockTransport(server.handle)
+    # Two clients sharing the key (and so the limiter), as two agents in one process would.
+    clients = [
+        ScreviClient(
+            SCOPED_KEY,
+            base_url=BASE_URL,
+            transport=transport,
+            rate_limiter=limiter,
+            retry=no_retries,
+        )
+        for _ in range(2)
+    ]
+    results: list[str] = []
+
+    async def call(i: int) -> None:
+        highlight = await clients[i % 2].get_highlight(f"id-{i}")
+        results.append(highlight.id)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(300):
+            tg.start_soon(call, i)
+    for client in clients:
+        await client.aclose()
+
+    assert server.refused == 0
+    assert len(results) == 300
+    assert len(set(results)) == 300
+    arrivals = sorted(server.arrivals)
+    assert len(arrivals) == 300
+    # Any `rate + 1` consecutive arrivals span at least (almost) one window.
+    spans = [arrivals[i + rate] - arrivals[i] for i in range(len(arrivals) - rate)]
+    assert min(spans) >= window * 0.9
