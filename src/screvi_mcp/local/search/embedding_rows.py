@@ -1,0 +1,116 @@
+"""The `highlight_embeddings` table (migration 0002): vectors persisted beside highlights."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from screvi_mcp.local.search.embedding_text import embedding_text, text_hash
+from screvi_mcp.local.search.vectors import Matrix
+
+MODEL_SETTING = "search.embedding_model"
+
+
+@dataclass(frozen=True)
+class HighlightText:
+    seq: int
+    text: str
+    hash: str
+
+
+def live_texts(conn: sqlite3.Connection, seqs: list[int]) -> list[HighlightText]:
+    """Embedding texts of those of `seqs` that are live highlights."""
+    rows = conn.execute(
+        "SELECT h.seq, h.content, h.note FROM highlights h"
+        " LEFT JOIN sources s ON s.id = h.source_id"
+        " WHERE h.seq IN (SELECT value FROM json_each(?))"
+        " AND h.deleted_at IS NULL AND (h.source_id IS NULL OR s.deleted_at IS NULL)",
+        (json.dumps(seqs),),
+    )
+    texts = []
+    for row in rows:
+        text = embedding_text(str(row[1]), row[2])
+        texts.append(HighlightText(int(row[0]), text, text_hash(text)))
+    return texts
+
+
+def stored_hashes(conn: sqlite3.Connection, model: str, seqs: list[int]) -> dict[int, str]:
+    rows = conn.execute(
+        "SELECT seq, text_hash FROM highlight_embeddings"
+        " WHERE model = ? AND seq IN (SELECT value FROM json_each(?))",
+        (model, json.dumps(seqs)),
+    )
+    return {int(row[0]): str(row[1]) for row in rows}
+
+
+def save(conn: sqlite3.Connection, model: str, texts: list[HighlightText], vectors: Matrix) -> None:
+    conn.executemany(
+        "INSERT INTO highlight_embeddings(seq, model, text_hash, vector) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT(seq) DO UPDATE SET model = excluded.model,"
+        " text_hash = excluded.text_hash, vector = excluded.vector",
+        [
+            (item.seq, model, item.hash, vector.astype("<f4").tobytes())
+            for item, vector in zip(texts, vectors, strict=True)
+        ],
+    )
+
+
+def delete_other_models(conn: sqlite3.Connection, model: str) -> None:
+    conn.execute("DELETE FROM highlight_embeddings WHERE model != ?", (model,))
+
+
+def delete(conn: sqlite3.Connection, seqs: list[int]) -> None:
+    conn.execute(
+        "DELETE FROM highlight_embeddings WHERE seq IN (SELECT value FROM json_each(?))",
+        (json.dumps(seqs),),
+    )
+
+
+def load_live(conn: sqlite3.Connection, model: str, dimensions: int) -> tuple[list[int], Matrix]:
+    """Every stored vector of `model` for a live highlight, as one matrix."""
+    rows = conn.execute(
+        "SELECT e.seq, e.vector FROM highlight_embeddings e"
+        " JOIN highlights h ON h.seq = e.seq LEFT JOIN sources s ON s.id = h.source_id"
+        " WHERE e.model = ? AND h.deleted_at IS NULL"
+        " AND (h.source_id IS NULL OR s.deleted_at IS NULL)",
+        (model,),
+    ).fetchall()
+    return [int(row[0]) for row in rows], _matrix(rows, dimensions)
+
+
+def load_vectors(
+    conn: sqlite3.Connection, model: str, dimensions: int, seqs: list[int]
+) -> tuple[list[int], Matrix]:
+    """Stored vectors of `model` for those of `seqs` that have one."""
+    rows = conn.execute(
+        "SELECT seq, vector FROM highlight_embeddings"
+        " WHERE model = ? AND seq IN (SELECT value FROM json_each(?))",
+        (model, json.dumps(seqs)),
+    ).fetchall()
+    return [int(row[0]) for row in rows], _matrix(rows, dimensions)
+
+
+def _matrix(rows: list[sqlite3.Row], dimensions: int) -> Matrix:
+    blob = b"".join(row[1] for row in rows)
+    return np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dimensions)
+
+
+def missing_seqs(conn: sqlite3.Connection, model: str) -> list[int]:
+    """Live highlights without a vector from `model`."""
+    rows = conn.execute(
+        "SELECT h.seq FROM highlights h LEFT JOIN sources s ON s.id = h.source_id"
+        " LEFT JOIN highlight_embeddings e ON e.seq = h.seq AND e.model = ?"
+        " WHERE e.seq IS NULL AND h.deleted_at IS NULL"
+        " AND (h.source_id IS NULL OR s.deleted_at IS NULL) ORDER BY h.seq",
+        (model,),
+    )
+    return [int(row[0]) for row in rows]
+
+
+def chunks(items: list[int], size: int) -> Iterator[list[int]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

@@ -1,0 +1,175 @@
+"""The semantic index of one library: stored vectors, the matrix, and the listener.
+
+It embeds on the writer's thread right after the store's commit (the store calls
+`highlights_changed`), so a highlight is searchable by meaning as soon as its create or
+edit returns. Bulk creates arrive as one call and are embedded in batches.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+
+import numpy as np
+
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.search import embedding_rows
+from screvi_mcp.local.search.calibration import Calibration
+from screvi_mcp.local.search.embedder import Embedder
+from screvi_mcp.local.search.embedding_text import RECIPE
+from screvi_mcp.local.search.filters import Filters, admitted_seqs, all_admitted_seqs
+from screvi_mcp.local.search.fusion import SemanticMatch
+from screvi_mcp.local.search.vectors import VectorMatrix
+from screvi_mcp.local.search.verifier import VERIFY_THRESHOLD, Verifier
+
+log = logging.getLogger("screvi_mcp.local.search")
+
+# Highlights embedded per write transaction: bounds memory and how long the writer lock is
+# held, while batching enough for the model to run efficiently.
+EMBED_CHUNK = 256
+# With verify=true, only this many of the best semantic matches are judged (a cross-encoder
+# costs real time per pair); semantic-only matches beyond them are dropped.
+VERIFY_LIMIT = 200
+_QUERY_CACHE_SIZE = 256
+
+Progress = Callable[[int, int], None]
+
+
+def index_model_id(embedder: Embedder) -> str:
+    """What the library records as "embedded by": the weights and the text recipe."""
+    return f"{embedder.model_id}/{RECIPE}"
+
+
+class SemanticIndex:
+    def __init__(
+        self,
+        library: Library,
+        embedder: Embedder,
+        calibration: Calibration,
+        verifier: Verifier,
+    ) -> None:
+        self.library = library
+        self.embedder = embedder
+        self.calibration = calibration
+        self.verifier = verifier
+        self.model_id = index_model_id(embedder)
+        self.matrix = VectorMatrix(embedder.dimensions)
+        self._write_lock = threading.Lock()
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    @property
+    def verify_threshold(self) -> float:
+        return VERIFY_THRESHOLD
+
+    def load(self) -> None:
+        """Fill the matrix from stored vectors: no embedding happens here."""
+        seqs, vectors = embedding_rows.load_live(
+            self.library.connection(), self.model_id, self.embedder.dimensions
+        )
+        self.matrix.clear()
+        self.matrix.upsert(seqs, vectors)
+
+    # -- keeping in sync (HighlightListener) --------------------------------------------
+
+    def highlights_changed(self, library: Library, seqs: list[int]) -> None:
+        self.embed(seqs)
+
+    def highlights_removed(self, library: Library, seqs: list[int]) -> None:
+        self.matrix.remove(seqs)
+        with self._write_lock, library.write() as conn:
+            embedding_rows.delete(conn, seqs)
+
+    def embed(self, seqs: list[int], progress: Progress | None = None) -> int:
+        """Embed those of `seqs` whose text has no current vector; returns how many."""
+        embedded = 0
+        done = 0
+        for chunk in embedding_rows.chunks(seqs, EMBED_CHUNK):
+            embedded += self._embed_chunk(chunk)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(seqs))
+        return embedded
+
+    def _embed_chunk(self, seqs: list[int]) -> int:
+        conn = self.library.connection()
+        texts = embedding_rows.live_texts(conn, seqs)
+        dead = set(seqs) - {item.seq for item in texts}
+        if dead:  # edited after a delete, or never live: must not stay searchable
+            self.matrix.remove(sorted(dead))
+        stored = embedding_rows.stored_hashes(conn, self.model_id, [t.seq for t in texts])
+        todo = [
+            item
+            for item in texts
+            if stored.get(item.seq) != item.hash or item.seq not in self.matrix
+        ]
+        if not todo:
+            return 0
+        fresh = [item for item in todo if stored.get(item.seq) != item.hash]
+        vectors = self.embedder.embed([item.text for item in fresh]) if fresh else None
+        with self._write_lock:
+            if fresh and vectors is not None:
+                with self.library.write() as write_conn:
+                    embedding_rows.save(write_conn, self.model_id, fresh, vectors)
+                self.matrix.upsert([item.seq for item in fresh], vectors)
+            reload = [item.seq for item in todo if stored.get(item.seq) == item.hash]
+            if reload:  # stored and unchanged but not in memory: read it back, don't re-embed
+                self._load_seqs(reload)
+        return len(fresh)
+
+    def _load_seqs(self, seqs: list[int]) -> None:
+        found, vectors = embedding_rows.load_vectors(
+            self.library.connection(), self.model_id, self.embedder.dimensions, seqs
+        )
+        self.matrix.upsert(found, vectors)
+
+    # -- searching (registry.SemanticSide) ----------------------------------------------
+
+    def query_vector(self, text: str) -> np.ndarray:
+        with self._cache_lock:
+            cached = self._query_cache.get(text)
+            if cached is not None:
+                self._query_cache.move_to_end(text)
+                return cached
+        vector = self.embedder.embed([text])[0]
+        with self._cache_lock:
+            self._query_cache[text] = vector
+            while len(self._query_cache) > _QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return vector
+
+    def semantic_ranking(
+        self,
+        conn: sqlite3.Connection,
+        text: str,
+        filters: Filters,
+        min_relevance: float,
+        limit: int,
+    ) -> list[SemanticMatch]:
+        allowed = None
+        if filters.restricts:
+            allowed = np.asarray(all_admitted_seqs(conn, filters), dtype=np.int64)
+        min_cosine = self.calibration.min_cosine(min_relevance)
+        scored = self.matrix.top(self.query_vector(text), min_cosine, limit, allowed)
+        live = admitted_seqs(conn, filters, [seq for seq, _ in scored])
+        return [
+            SemanticMatch(seq, cosine, self.calibration.similarity(cosine))
+            for seq, cosine in scored
+            if seq in live
+        ]
+
+    def verify(
+        self, conn: sqlite3.Connection, text: str, matches: list[SemanticMatch]
+    ) -> dict[int, float]:
+        judged = matches[:VERIFY_LIMIT]
+        texts = {
+            item.seq: item.text for item in embedding_rows.live_texts(conn, [m.seq for m in judged])
+        }
+        judged = [match for match in judged if match.seq in texts]
+        probabilities = self.verifier.probabilities(
+            text, [texts[match.seq] for match in judged], [match.cosine for match in judged]
+        )
+        return {match.seq: p for match, p in zip(judged, probabilities, strict=True)}

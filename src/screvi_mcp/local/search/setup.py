@@ -1,0 +1,180 @@
+"""Wiring the semantic index into a library: at start-up, and after a change of model.
+
+`attach_semantic_index` is what the app calls when it opens a library; `reindex` is what
+`screvi-mcp reindex` runs. Neither module-level import here needs numpy: without the
+`local` extra, attaching logs once and search stays keyword-only.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.search import registry
+
+if TYPE_CHECKING:
+    from screvi_mcp.local.search.index import SemanticIndex
+
+log = logging.getLogger("screvi_mcp.local.search")
+
+Progress = Callable[[int, int], None]
+
+_warned: set[str] = set()
+_attach_lock = threading.Lock()
+
+
+class SemanticSearchUnavailable(RuntimeError):
+    """The optional extra or the configured model is missing."""
+
+
+def attach_semantic_index(
+    library: Library, *, backfill: str = "background"
+) -> SemanticIndex | None:
+    """Load the library's vectors and keep them in sync; None when search stays keyword-only.
+
+    Opening embeds nothing that is already embedded: vectors are read from SQLite into one
+    matrix. Only live highlights lacking a vector for the current model (none, after the
+    first run) are embedded, on a background thread (`backfill="background"`), inline
+    (`"now"`), or not at all (`"never"`). If the library was embedded by another model,
+    nothing is re-embedded here: search stays keyword-only and the log says to run
+    `screvi-mcp reindex`.
+    """
+    with _attach_lock:
+        existing = _attached(library)
+        if existing is not None:
+            return existing
+        try:
+            index = _build_index(library)
+        except SemanticSearchUnavailable as exc:
+            _warn_once(str(exc))
+            return None
+        from screvi_mcp.local.search.embedding_rows import MODEL_SETTING
+
+        recorded = library.get_setting(MODEL_SETTING)
+        if recorded is None:
+            library.set_setting(MODEL_SETTING, index.model_id)
+        elif recorded != index.model_id:
+            _warn_once(
+                f"the library was embedded by {recorded!r} but the configured model is "
+                f"{index.model_id!r}: search is keyword-only until `screvi-mcp reindex` runs"
+            )
+            return None
+        index.load()
+        library.add_listener(index)
+        registry.register(library, index)
+    if backfill == "now":
+        _backfill(index)
+    elif backfill == "background":
+        threading.Thread(
+            target=_backfill, args=(index,), name="screvi-search-backfill", daemon=True
+        ).start()
+    return index
+
+
+def reindex(library: Library, progress: Progress | None = None, *, everything: bool = False) -> int:
+    """Embed every live highlight with the configured model; returns how many were embedded.
+
+    Resumable: vectors already made by the configured model for unchanged text are kept
+    (unless `everything`), so an interrupted run continues where it stopped. Vectors of
+    other models are dropped at the end and the library records the new model. `progress`
+    is called with (done, total) after each batch; `stderr_progress_bar()` draws one.
+    """
+    from screvi_mcp.local.search import embedding_rows
+
+    index = _attached(library) or _build_index(library)
+    conn = library.connection()
+    if everything:
+        with library.write() as write_conn:
+            write_conn.execute(
+                "DELETE FROM highlight_embeddings WHERE model = ?", (index.model_id,)
+            )
+        index.matrix.clear()
+    todo = embedding_rows.missing_seqs(conn, index.model_id)
+    if progress is not None:
+        progress(0, len(todo))
+    embedded = index.embed(todo, progress)
+    with library.write() as write_conn:
+        embedding_rows.delete_other_models(write_conn, index.model_id)
+    library.set_setting(embedding_rows.MODEL_SETTING, index.model_id)
+    index.load()
+    return embedded
+
+
+def stderr_progress_bar(stream: TextIO | None = None, width: int = 40) -> Progress:
+    """A one-line text progress bar for `reindex`, drawn on stderr (stdout may be MCP's)."""
+    out = stream or sys.stderr
+
+    def draw(done: int, total: int) -> None:
+        filled = width if total == 0 else width * done // total
+        out.write(f"\rembedding [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done >= total:
+            out.write("\n")
+        out.flush()
+
+    return draw
+
+
+def detach_semantic_index(library: Library) -> None:
+    index = _attached(library)
+    library.listeners[:] = [each for each in library.listeners if each is not index]
+    registry.unregister(library)
+
+
+def _build_index(library: Library) -> SemanticIndex:
+    try:
+        from screvi_mcp.local.search.calibration import MINILM, calibration_for_directory
+        from screvi_mcp.local.search.embedder import (
+            MODEL_DIR_ENV,
+            EmbeddingModelError,
+            load_embedder,
+        )
+        from screvi_mcp.local.search.index import SemanticIndex
+        from screvi_mcp.local.search.verifier import load_verifier
+    except ImportError as exc:
+        raise SemanticSearchUnavailable(
+            f"semantic search is off, search is keyword-only: {exc.name or exc} is not "
+            "installed (pip install 'screvi-mcp[local]')"
+        ) from exc
+    import os
+
+    try:
+        embedder = load_embedder()
+    except EmbeddingModelError as exc:
+        raise SemanticSearchUnavailable(
+            f"semantic search is off, search is keyword-only: {exc}"
+        ) from exc
+    directory = os.environ.get(MODEL_DIR_ENV, "").strip()
+    calibration = calibration_for_directory(Path(directory).expanduser()) if directory else MINILM
+    return SemanticIndex(library, embedder, calibration, load_verifier(calibration))
+
+
+def _attached(library: Library) -> SemanticIndex | None:
+    index = registry.semantic_index_for(library)
+    if index is None:
+        return None
+    from screvi_mcp.local.search.index import SemanticIndex
+
+    return index if isinstance(index, SemanticIndex) else None
+
+
+def _backfill(index: SemanticIndex) -> None:
+    from screvi_mcp.local.search.embedding_rows import missing_seqs
+
+    try:
+        missing = missing_seqs(index.library.connection(), index.model_id)
+        if missing:
+            log.info("embedding %d highlights that have no vector yet", len(missing))
+            index.embed(missing)
+    except Exception:  # a backfill failure must not take the server down; search degrades
+        log.exception("embedding highlights without vectors failed")
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning(message)

@@ -1,0 +1,98 @@
+"""`verify=true`: a probability, for each semantic match, that it is about the query.
+
+Pluggable: anything with `probabilities(query, passages, cosines)` works. Two are built in:
+
+- `CrossEncoderVerifier`, used when `SCREVI_VERIFIER_MODEL_DIR` names a directory with a
+  cross-encoder `model.onnx` and its `tokenizer.json`: it reads query and highlight together,
+  which a bi-encoder cannot, and its logit becomes a probability by sigmoid (one output) or
+  softmax (two outputs: [off-topic, on-topic]).
+- `CosineVerifier`, the default, since no cross-encoder weights install offline: a logistic
+  curve over the embedding model's raw cosine, fitted per model on the labelled set
+  (`Calibration.verifier_midpoint/slope`). It adds no new evidence beyond the cosine; it
+  turns it into a calibrated probability and drops matches below 0.5.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+from screvi_mcp.local.search.calibration import Calibration
+
+VERIFIER_DIR_ENV = "SCREVI_VERIFIER_MODEL_DIR"
+VERIFY_THRESHOLD = 0.5
+_MAX_PAIR_TOKENS = 512
+_BATCH = 16
+
+
+class Verifier(Protocol):
+    def probabilities(
+        self, query: str, passages: list[str], cosines: list[float]
+    ) -> list[float]: ...
+
+
+class CosineVerifier:
+    def __init__(self, calibration: Calibration) -> None:
+        self.calibration = calibration
+
+    def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
+        return [self.calibration.probability(cosine) for cosine in cosines]
+
+
+class CrossEncoderVerifier:
+    def __init__(self, directory: Path) -> None:
+        model_path, tokenizer_path = directory / "model.onnx", directory / "tokenizer.json"
+        for needed in (model_path, tokenizer_path):
+            if not needed.is_file():
+                raise FileNotFoundError(f"{VERIFIER_DIR_ENV}: {needed} does not exist")
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer.enable_truncation(max_length=_MAX_PAIR_TOKENS)
+        self._tokenizer.no_padding()
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {node.name for node in self._session.get_inputs()}
+
+    def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
+        result: list[float] = []
+        for start in range(0, len(passages), _BATCH):
+            result.extend(self._batch(query, passages[start : start + _BATCH]))
+        return result
+
+    def _batch(self, query: str, passages: list[str]) -> list[float]:
+        if not passages:
+            return []
+        encodings = self._tokenizer.encode_batch([(query, passage) for passage in passages])
+        width = max(len(encoding.ids) for encoding in encodings)
+        shape = (len(passages), width)
+        ids, mask, types = (np.zeros(shape, dtype=np.int64) for _ in range(3))
+        for row, encoding in enumerate(encodings):
+            n = len(encoding.ids)
+            ids[row, :n] = encoding.ids
+            mask[row, :n] = encoding.attention_mask
+            types[row, :n] = encoding.type_ids
+        feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = types
+        logits = np.asarray(self._session.run(None, feed)[0], dtype=np.float64)
+        logits = logits.reshape(len(passages), -1)
+        if logits.shape[1] == 1:
+            probabilities = 1.0 / (1.0 + np.exp(-logits[:, 0]))
+        else:
+            shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+            probabilities = shifted[:, -1] / shifted.sum(axis=1)
+        return [float(p) for p in probabilities]
+
+
+def load_verifier(calibration: Calibration) -> Verifier:
+    directory = os.environ.get(VERIFIER_DIR_ENV, "").strip()
+    if directory:
+        return CrossEncoderVerifier(Path(directory).expanduser())
+    return CosineVerifier(calibration)
