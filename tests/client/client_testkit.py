@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,3 +114,16 @@ class Sleeps:
 
 
 MockClientFactory = Callable[..., ScreviClient]
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Keys made in the test library: scoped read-write, scoped read-only, legacy."""
+
+    write: str
+    read: str
+    legacy: str
+
+
+# `connect(api_key=..., server_rate_limit=..., **client_options)` -> async context manager
+ClientFactory = Callable[..., AbstractAsyncContextManager[ScreviClient]]

@@ -3,13 +3,26 @@ library's app in-process and over a real socket on 127.0.0.1."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from client_testkit import BASE_URL, SCOPED_KEY, FaultServer, MockClientFactory, Sleeps
+from client_testkit import (
+    BASE_URL,
+    SCOPED_KEY,
+    ClientFactory,
+    FaultServer,
+    Keys,
+    MockClientFactory,
+    Sleeps,
+)
 
-from screvi_mcp.client import RetryPolicy, ScreviClient
+from screvi_mcp.client import EMBEDDED_BASE_URL, UNSET, RetryPolicy, ScreviClient, Unset
 
 
 @pytest.fixture
@@ -30,3 +43,112 @@ def mock_client(sleeps: Sleeps) -> Iterator[MockClientFactory]:
         return ScreviClient(api_key, base_url=BASE_URL, transport=server.transport, **options)
 
     yield build
+
+
+# The embedded library's app, in-process and over a socket -----------------------------------
+
+
+@pytest.fixture
+def library_path(tmp_path: Path) -> Path:
+    return tmp_path / "library.sqlite3"
+
+
+@pytest.fixture
+def keys(library_path: Path) -> Keys:
+    from screvi_mcp.local.keys import create_key
+    from screvi_mcp.local.library import Library
+
+    library = Library.open(library_path)
+    try:
+        return Keys(
+            write=create_key(library, "tests: write", write=True)[1],
+            read=create_key(library, "tests: read")[1],
+            legacy=create_key(library, "tests: legacy", legacy=True)[1],
+        )
+    finally:
+        library.close()
+
+
+@contextmanager
+def serve(app: Any) -> Iterator[str]:
+    """Run `app` with uvicorn on 127.0.0.1, on a free port, in a thread; yield its base URL."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+BACKENDS = ["in-process", "socket"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def connect(backend: str, library_path: Path, keys: Keys) -> Iterator[ClientFactory]:
+    """Open clients of the real app on this test's backend.
+
+    In-process: `ScreviClient.embedded`, the lifespan run by the client. Socket: one uvicorn
+    server per test (started on first use) and `ScreviClient.hosted` pointed at it. Either way
+    requests pass the app's own auth with the key given: by default the library's embedded
+    key in-process and the test's write key over the socket; `None` sends no key at all.
+    """
+    from screvi_mcp.local.app import create_app
+
+    servers: dict[str, str] = {}
+    stack = ExitStack()
+
+    @asynccontextmanager
+    async def open_client(
+        api_key: str | Unset | None = UNSET,
+        *,
+        server_rate_limit: int | None = None,
+        **options: Any,
+    ) -> AsyncIterator[ScreviClient]:
+        options.setdefault("retry", RetryPolicy(max_retries=0))
+        if backend == "in-process" and api_key is None:
+            # `embedded()` always sends a key; a keyless in-process client is put together
+            # by hand from the same parts.
+            app = create_app(library_path, rate_limit_per_minute=server_rate_limit)
+            transport = httpx.ASGITransport(app=app)
+            async with (
+                app.router.lifespan_context(app),
+                ScreviClient(
+                    None, base_url=EMBEDDED_BASE_URL, transport=transport, **options
+                ) as client,
+            ):
+                yield client
+            return
+        if backend == "in-process":
+            client = ScreviClient.embedded(
+                library_path,
+                api_key=None if isinstance(api_key, Unset) else api_key,
+                server_rate_limit_per_minute=server_rate_limit,
+                **options,
+            )
+        else:
+            if "url" not in servers:
+                app = create_app(library_path, rate_limit_per_minute=server_rate_limit)
+                servers["url"] = stack.enter_context(serve(app))
+            key = keys.write if isinstance(api_key, Unset) else api_key
+            client = ScreviClient.hosted(key, base_url=servers["url"] + "/api/v1", **options)
+        async with client:
+            yield client
+
+    with stack:
+        yield open_client

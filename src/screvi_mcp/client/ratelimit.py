@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable
 
@@ -65,7 +66,10 @@ class RateLimiter:
             await self._sleep(delay)
 
 
-_shared: dict[tuple[str, str, int, float], RateLimiter] = {}
+# Weak: a limiter lives as long as some client uses it, so short-lived keys do not pile up.
+_shared: weakref.WeakValueDictionary[tuple[str, str, int, float], RateLimiter] = (
+    weakref.WeakValueDictionary()
+)
 _shared_lock = threading.Lock()
 
 
