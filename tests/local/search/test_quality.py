@@ -52,7 +52,7 @@ def filled(semantic_library: Library, rows: LibraryRows) -> dict[int, str]:
 
 
 def test_hybrid_is_no_worse_than_either_side(
-    semantic_library: Library, filled: dict[int, str], request: pytest.FixtureRequest
+    semantic_library: Library, filled: dict[int, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     conn = semantic_library.connection()
     index = semantic_index_for(semantic_library)
@@ -74,9 +74,8 @@ def test_hybrid_is_no_worse_than_either_side(
     report = f"labelled set: {len(PASSAGES)} highlights, {len(QUERIES)} queries\n" + "\n".join(
         f"  {name:9s} top-3 {s.top3:.3f}  MRR {s.mrr:.3f}" for name, s in results.items()
     )
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line("\n" + report)
+    with capsys.disabled():
+        print("\n" + report)
     best = results["hybrid"]
     for side in ("keyword", "semantic"):
         assert best.top3 >= results[side].top3, report
@@ -87,11 +86,13 @@ def test_default_search_returns_no_semantic_noise_for_off_topic_queries(
     semantic_library: Library, filled: dict[int, str]
 ) -> None:
     for q in OFF_TOPIC_QUERIES:
-        hits, total = search(semantic_library, SearchQuery(q=q))
+        hits, _ = search(semantic_library, SearchQuery(q=q))
         assert [h for h in hits if h.match_type != "keyword"] == [], q
 
 
-def test_default_search_finds_paraphrases(semantic_library: Library, filled: dict[int, str]) -> None:
+def test_default_search_finds_paraphrases(
+    semantic_library: Library, filled: dict[int, str]
+) -> None:
     found = 0
     paraphrases = [query for query in QUERIES if query.kind == "paraphrase"]
     for query in paraphrases:

@@ -76,7 +76,7 @@ def build_sql_filter(conn: sqlite3.Connection, filters: Filters) -> SqlFilter:
             "EXISTS (SELECT 1 FROM highlight_tags ht JOIN tags t ON t.id = ht.tag_id"
             " WHERE ht.highlight_id = h.id AND (t.name_key = ? OR t.id = ?))"
         )
-        params.extend([tag.lower(), tag])
+        params.extend([tag.lower(), tag.lower()])  # ids are stored lower-case
     if filters.types:
         clauses.append("s.type IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(expand_types(filters.types)))

@@ -171,7 +171,8 @@ def _backfill(index: SemanticIndex) -> None:
             log.info("embedding %d highlights that have no vector yet", len(missing))
             index.embed(missing)
     except Exception:  # a backfill failure must not take the server down; search degrades
-        log.exception("embedding highlights without vectors failed")
+        if not index.library.closed:  # closing mid-backfill is a normal shutdown
+            log.exception("embedding highlights without vectors failed")
 
 
 def _warn_once(message: str) -> None:
