@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
 from screvi_mcp import __version__, config
 
 log = logging.getLogger("screvi_mcp")
+
+AUTH_TOKEN_ENV = "SCREVI_MCP_AUTH_TOKEN"
+TOOLSET_NAMES = ("highlights", "search", "sources", "articles", "tags")
 
 
 def _add_library_option(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +32,60 @@ def _open_library(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from screvi_mcp.local.library import Library
 
     return Library.open(config.library_path(args.library))
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The MCP server (the default command)."""
+    from screvi_mcp.server.app import build_server
+    from screvi_mcp.server.backend import Backend, BackendConfig
+    from screvi_mcp.server.transport import (
+        HttpOptions,
+        StartupRefused,
+        check_exposure,
+        describe_endpoint,
+        run,
+    )
+
+    api_key = os.environ.get(config.API_KEY_ENV, "").strip() or None
+    base_url = os.environ.get(config.BASE_URL_ENV, "").strip() or None
+    backend_config = BackendConfig(
+        api_key=api_key,
+        base_url=base_url,
+        library_path=None if api_key else config.library_path(args.library),
+    )
+    options = HttpOptions(
+        host=args.host,
+        port=args.port,
+        stateless=args.stateless,
+        auth_token=args.auth_token or os.environ.get(AUTH_TOKEN_ENV, "").strip() or None,
+        allowed_hosts=args.allowed_host or [],
+    )
+    if args.transport != "stdio":
+        try:
+            check_exposure(options)
+        except StartupRefused as refusal:
+            print(f"screvi-mcp: {refusal}", file=sys.stderr)
+            return 2
+    toolsets = [name.strip() for name in args.toolsets.split(",") if name.strip()]
+    unknown = sorted(set(toolsets) - set(TOOLSET_NAMES))
+    if unknown:
+        print(
+            f"screvi-mcp: unknown toolset(s) {', '.join(unknown)}; choose from "
+            f"{', '.join(TOOLSET_NAMES)}",
+            file=sys.stderr,
+        )
+        return 2
+    backend = Backend(backend_config)
+    read_only = args.read_only or backend_config.legacy_key
+    mcp = build_server(backend, read_only=read_only, toolsets=toolsets)  # type: ignore[arg-type]
+    mode = " (read-only)" if read_only else ""
+    print(
+        f"screvi-mcp: {backend_config.describe()}{mode}; serving MCP over "
+        f"{describe_endpoint(args.transport, options)}",
+        file=sys.stderr,
+    )
+    run(mcp, backend, args.transport, options)
+    return 0
 
 
 def cmd_api(args: argparse.Namespace) -> int:
@@ -103,15 +161,62 @@ def cmd_library_rate_limit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_serve_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("MCP server (the default command)")
+    group.add_argument(
+        "--library",
+        metavar="PATH",
+        help=f"embedded library file, used when ${config.API_KEY_ENV} is not set (default: "
+        f"${config.LIBRARY_ENV} or {config.default_library_path()})",
+    )
+    group.add_argument(
+        "--transport",
+        choices=["stdio", "sse", "streamable-http"],
+        default="stdio",
+        help="how MCP hosts connect (default stdio)",
+    )
+    group.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
+    group.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    group.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions")
+    group.add_argument(
+        "--auth-token",
+        metavar="TOKEN",
+        help=f"bearer token HTTP clients must send (or ${AUTH_TOKEN_ENV}); required when "
+        "binding to a non-loopback address",
+    )
+    group.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="HOST:PORT",
+        help="extra Host header value to accept (DNS-rebinding protection); repeatable",
+    )
+    group.add_argument(
+        "--read-only",
+        action="store_true",
+        help="do not offer write tools at all (automatic with a legacy key)",
+    )
+    group.add_argument(
+        "--toolsets",
+        default=",".join(TOOLSET_NAMES),
+        metavar="LIST",
+        help=f"comma-separated toolsets to offer (default: all of {','.join(TOOLSET_NAMES)})",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="screvi-mcp",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "An MCP server for a Screvi library, and an embedded Screvi-compatible library "
-            "(the Screvi public API over a local SQLite file)."
+            "An MCP server for a Screvi library of highlights, sources, saved articles and\n"
+            "tags. With SCREVI_API_KEY set it talks to the hosted Screvi API (SCREVI_BASE_URL\n"
+            "overrides the address); without it, to the embedded library: the Screvi API over\n"
+            "a local SQLite file. Run with no command to start the MCP server on stdio."
         ),
     )
     parser.add_argument("--version", action="version", version=f"screvi-mcp {__version__}")
+    _add_serve_options(parser)
+    parser.set_defaults(handler=cmd_serve)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     api = commands.add_parser("api", help="serve the embedded library's REST API over HTTP")
@@ -170,9 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser = build_parser()
     args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help(sys.stderr)
-        return 2
-    result: int = handler(args)
+    # httpx logs every request at INFO: noise in a host's log, and URLs may carry ids.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    result: int = args.handler(args)
     return result

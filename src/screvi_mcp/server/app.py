@@ -1,0 +1,147 @@
+"""Assembling the MCP server: tools by toolset (write tools left out in read-only mode),
+resources, prompts, and the error wording every failure shares."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from mcp.server import MCPServer
+
+from screvi_mcp import __version__
+from screvi_mcp.server import prompts, resources
+from screvi_mcp.server.backend import Backend
+from screvi_mcp.server.toolkit import TOOLSETS, Toolset, ToolSpec
+from screvi_mcp.server.tools import articles, highlights, search, sources, tags
+from screvi_mcp.server.transport import add_health_route
+
+INSTRUCTIONS = """\
+Tools for the user's Screvi library: highlights from books, articles, podcasts and more, \
+their sources, a read-later list of saved articles, and tags.
+- To answer from the library: search_highlights first, then get_source or read_article for \
+context. Cite sources by name and author.
+- Long articles: read_article returns one chunk and the offset to continue from.
+- Ids returned by one tool are the arguments of the next. Lists are paged; each answer says \
+how to get the next page.
+- Errors start with a [code] and say what to do next. The API allows 100 requests per \
+minute: prefer bulk and paged calls."""
+
+
+def all_tool_specs(backend: Backend) -> list[ToolSpec]:
+    return [
+        *search.build(backend),
+        *highlights.build(backend),
+        *sources.build(backend),
+        *articles.build(backend),
+        *tags.build(backend),
+    ]
+
+
+def build_server(
+    backend: Backend,
+    *,
+    read_only: bool = False,
+    toolsets: Iterable[Toolset] = TOOLSETS,
+) -> MCPServer:
+    """The MCP server over `backend`. Read-only mode does not register write tools at all,
+    so no agent can even try them; a legacy (read-only) key implies it."""
+    read_only = read_only or backend.config.legacy_key
+    wanted = set(toolsets)
+    mcp = MCPServer(
+        "screvi",
+        title="Screvi",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        website_url="https://screvi.com",
+        middleware=[tidy_tool_errors],
+    )
+    for spec in all_tool_specs(backend):
+        if spec.toolset not in wanted or (read_only and spec.write):
+            continue
+        mcp.add_tool(
+            spec.fn,
+            name=spec.name,
+            title=spec.title,
+            description=inspect.cleandoc(spec.fn.__doc__ or ""),
+            annotations=spec.annotations,
+            structured_output=False,
+        )
+    # The SDK has no public hook between building a tool's schema and serving it.
+    for tool in mcp._tool_manager.list_tools():
+        tool.parameters = compact_schema(tool.parameters)
+    resources.register(mcp, backend)
+    prompts.register(mcp)
+    add_health_route(mcp)
+    return mcp
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """An input schema with what costs tokens and tells an agent nothing taken out.
+
+    Every tool list is paid for in every conversation. Pydantic's per-property `title`
+    repeats the name, and an optional argument's `anyOf [X, null]` with `default: null` says
+    no more than X alone in a property that is not required. Validation is untouched: it runs
+    on the function's own signature.
+    """
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "title" and isinstance(value, str):
+                continue
+            if key in ("properties", "$defs"):
+                out[key] = {name: walk(sub) for name, sub in value.items()}
+            else:
+                out[key] = walk(value)
+        options = out.get("anyOf")
+        if isinstance(options, list) and out.get("default", ...) is None:
+            rest = [option for option in options if option != {"type": "null"}]
+            if len(rest) == 1:
+                del out["anyOf"], out["default"]
+                out = {**rest[0], **out}
+        return out
+
+    return dict(walk(schema))
+
+
+_PREFIX = re.compile(r"^Error executing tool [\w.-]+(?:: )?")
+_VALIDATION_HEAD = re.compile(r"^\d+ validation errors? for \w+\n")
+_VALIDATION_ITEM = re.compile(r"^(?P<field>\S[^\n]*)\n\s+(?P<msg>[^\n\[]+?)\s*\[type=", re.M)
+
+
+def _tidy(text: str) -> str:
+    """The SDK's wording of a failure, rewritten as `[code] what. Next: what to do.`"""
+    rest = _PREFIX.sub("", text, count=1)
+    if rest == text:
+        return text
+    if not rest:
+        # A crash: its details stay in the server log, never in the agent's context.
+        return (
+            "[internal_error] The tool failed unexpectedly. Next: try again once; if it "
+            "fails again, tell the user."
+        )
+    if _VALIDATION_HEAD.match(rest):
+        problems = "; ".join(
+            f"{m.group('field')}: {m.group('msg')}" for m in _VALIDATION_ITEM.finditer(rest)
+        )
+        return (
+            f"[invalid_arguments] {problems or 'the arguments do not match the schema'}. "
+            "Next: fix these arguments (see the tool's input schema) and call again."
+        )
+    return rest
+
+
+async def tidy_tool_errors(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    result = await call_next(ctx)
+    is_tool_call = getattr(ctx, "method", None) == "tools/call"
+    if is_tool_call and isinstance(result, dict) and result.get("isError"):
+        for block in result.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "text":
+                block["text"] = _tidy(str(block.get("text", "")))
+    return result

@@ -1,0 +1,104 @@
+"""Which Screvi the tools talk to, and the one client they share.
+
+Hosted (an API key) or the embedded library (a file); either way the tools see a
+`ScreviClient` and never know which. The client starts on first use, so that starting the
+server (and answering `initialize`) never waits for a library or a model to load.
+
+On HTTP transports a remote client may send its own Screvi key in `X-Screvi-Api-Key`: its
+calls then go out with that key through a client made for that call alone. The key is never
+stored, logged or echoed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from mcp.server.mcpserver import Context
+
+from screvi_mcp.client import ScreviClient
+from screvi_mcp.server.errors import tool_errors
+
+log = logging.getLogger("screvi_mcp.server")
+
+CLIENT_KEY_HEADER = "x-screvi-api-key"
+SCOPED_PREFIX = "sk_live_"
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Hosted when `api_key` is set, else the embedded library at `library_path`."""
+
+    api_key: str | None = None
+    base_url: str | None = None
+    library_path: Path | None = None
+
+    @property
+    def hosted(self) -> bool:
+        return self.api_key is not None
+
+    @property
+    def legacy_key(self) -> bool:
+        """A legacy key (no `sk_live_` prefix) can never write (spec, section 5)."""
+        return self.api_key is not None and not self.api_key.startswith(SCOPED_PREFIX)
+
+    def describe(self) -> str:
+        if self.hosted:
+            return f"hosted Screvi API at {self.base_url or 'https://api.screvi.com/api/v1'}"
+        return f"embedded library at {self.library_path}"
+
+
+class Backend:
+    def __init__(self, config: BackendConfig) -> None:
+        self.config = config
+        self._client: ScreviClient | None = None
+        self._lock = anyio.Lock()
+
+    def _build(self, api_key: str | None = None) -> ScreviClient:
+        config = self.config
+        if config.hosted or api_key is not None:
+            if not config.hosted:
+                assert config.library_path is not None
+                return ScreviClient.embedded(config.library_path, api_key=api_key)
+            options = {"base_url": config.base_url} if config.base_url else {}
+            return ScreviClient.hosted(api_key or config.api_key or "", **options)
+        assert config.library_path is not None
+        return ScreviClient.embedded(config.library_path)
+
+    async def shared_client(self) -> ScreviClient:
+        async with self._lock:
+            if self._client is None:
+                client = self._build()
+                await client.start()
+                self._client = client
+            return self._client
+
+    @asynccontextmanager
+    async def client(self, headers: Mapping[str, str] | None = None) -> AsyncIterator[ScreviClient]:
+        """The client for one tool call: the caller's own key if it sent one, else shared."""
+        own_key = (headers or {}).get(CLIENT_KEY_HEADER, "").strip() if headers else ""
+        if not own_key:
+            yield await self.shared_client()
+            return
+        client = self._build(api_key=own_key)
+        async with client:
+            yield client
+
+    @asynccontextmanager
+    async def call(self, ctx: Context, target: str | None = None) -> AsyncIterator[ScreviClient]:
+        """The client for one tool call, with its failures turned into tool errors.
+
+        `target` names what the call's id refers to, for not-found messages.
+        """
+        async with tool_errors(target), self.client(ctx.headers) as client:
+            yield client
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            if self._client is not None:
+                await self._client.aclose()
+                self._client = None

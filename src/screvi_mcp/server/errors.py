@@ -1,0 +1,107 @@
+"""Client failures as tool errors an agent can act on: the spec's `code`, what went wrong,
+and what to do next. Nothing else leaves: no traceback, no key, no raw HTTP body.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from screvi_mcp.client import (
+    ConflictError,
+    InsufficientScopeError,
+    InvalidApiKeyError,
+    InvalidParameterError,
+    LegacyKeyReadOnlyError,
+    MissingApiKeyError,
+    NotFoundError,
+    PayloadTooLargeError,
+    RateLimitedError,
+    ScreviAPIError,
+    ScreviConnectionError,
+    ScreviError,
+    ScreviTimeoutError,
+    SubscriptionRequiredError,
+    ValidationFailedError,
+)
+
+log = logging.getLogger("screvi_mcp.server")
+
+
+def _fields(error: ScreviAPIError) -> str:
+    return "; ".join(f"{name}: {reason}" for name, reason in error.fields.items())
+
+
+def describe(error: ScreviError, target: str | None = None) -> str:
+    """One message: `[code] what happened. Next: what to do.`"""
+    if isinstance(error, ScreviTimeoutError):
+        return "[timeout] Screvi did not answer in time. Next: try the call again shortly."
+    if isinstance(error, ScreviConnectionError):
+        return (
+            "[connection_failed] Could not reach the Screvi API. Next: try again shortly; "
+            "if it persists, the user should check the network or SCREVI_BASE_URL."
+        )
+    assert isinstance(error, ScreviAPIError)
+    code = error.code
+    if isinstance(error, LegacyKeyReadOnlyError):
+        advice = (
+            "This server uses a legacy read-only Screvi key, so no write can succeed. Next: "
+            "tell the user; writes need a scoped key (sk_live_…) created with write access."
+        )
+    elif isinstance(error, InsufficientScopeError):
+        advice = (
+            "The Screvi key lacks the write scope. Next: tell the user; a key with write "
+            "access is needed for this. Reading still works."
+        )
+    elif isinstance(error, MissingApiKeyError | InvalidApiKeyError):
+        advice = (
+            "The Screvi API key is missing, unknown or revoked. Next: tell the user to check "
+            "SCREVI_API_KEY (or the X-Screvi-Api-Key header); retrying will not help."
+        )
+    elif isinstance(error, SubscriptionRequiredError):
+        advice = (
+            "The Screvi account has no active subscription or trial, so the API is closed. "
+            "Next: tell the user; retrying will not help."
+        )
+    elif isinstance(error, NotFoundError):
+        what = target or "The item"
+        advice = (
+            f"{what} was not found (wrong id, or deleted). Next: find the right id with "
+            "search_highlights or a list_* tool."
+        )
+    elif isinstance(error, ConflictError):
+        extra = f" The existing source's id is {error.source_id}." if error.source_id else ""
+        advice = f"{error.message}.{extra}".replace("..", ".")
+    elif isinstance(error, PayloadTooLargeError):
+        advice = "Too many items in one call. Next: send at most 100 per call, in several calls."
+    elif isinstance(error, ValidationFailedError | InvalidParameterError):
+        details = _fields(error) or error.message
+        advice = f"Invalid arguments — {details}. Next: fix these arguments and call again."
+    elif isinstance(error, RateLimitedError):
+        wait = f"{error.retry_after:g} seconds" if error.retry_after else "a minute"
+        advice = (
+            f"Screvi's rate limit (100 requests per minute per key) is exhausted. Next: wait "
+            f"{wait}, then retry; prefer bulk and paged calls."
+        )
+    elif error.status >= 500:
+        advice = "Screvi had a server error. Next: try again shortly."
+    else:
+        advice = f"{error.message}. Next: check the arguments and try again."
+    return f"[{code}] {advice}"
+
+
+@asynccontextmanager
+async def tool_errors(target: str | None = None) -> AsyncIterator[None]:
+    """Turn client errors raised inside into ToolErrors with the message above.
+
+    `target` names what an id refers to ("Highlight 1234…") for not-found messages.
+    """
+    try:
+        yield
+    except ScreviError as error:
+        message = describe(error, target)
+        log.info("tool call failed: %s", message)
+        raise ToolError(message) from None

@@ -1,0 +1,82 @@
+"""Resources: the agent skill file, and highlights, sources and articles by id."""
+
+from __future__ import annotations
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ResourceError
+
+from screvi_mcp.client import ScreviError, SkillFileUnavailable
+from screvi_mcp.server import render
+from screvi_mcp.server.backend import Backend
+from screvi_mcp.server.errors import describe
+
+SKILL_URI = "screvi://skill.md"
+
+
+def register(mcp: MCPServer, backend: Backend) -> None:
+    @mcp.resource(
+        SKILL_URI,
+        name="screvi-skill",
+        title="Screvi agent skill",
+        description="How to work with a Screvi library: search then read, chunked reading, "
+        "tagging, rate limits. Fetched from the API root, else the bundled copy.",
+        mime_type="text/markdown",
+    )
+    async def skill_file() -> str:
+        # The skill file needs no key, so the shared client serves every caller.
+        try:
+            client = await backend.shared_client()
+            skill = await client.get_skill_file()
+        except (SkillFileUnavailable, ScreviError) as error:
+            raise ResourceError("The skill file is unavailable") from error
+        return skill.content
+
+    @mcp.resource(
+        "screvi://highlights/{highlight_id}",
+        name="highlight",
+        title="A highlight",
+        description="One highlight in full, with its source and tags.",
+        mime_type="text/plain",
+    )
+    async def highlight(highlight_id: str, ctx: Context) -> str:
+        try:
+            async with backend.client(ctx.headers) as client:
+                item = await client.get_highlight(highlight_id, include_metadata=True)
+        except ScreviError as error:
+            raise ResourceError(describe(error, f"Highlight {highlight_id}")) from None
+        return render.highlight(item, "detailed")
+
+    @mcp.resource(
+        "screvi://sources/{source_id}",
+        name="source",
+        title="A source with its highlights",
+        description="A source (book, article, podcast, ...) and its first 100 highlights.",
+        mime_type="text/plain",
+    )
+    async def source(source_id: str, ctx: Context) -> str:
+        try:
+            async with backend.client(ctx.headers) as client:
+                result = await client.get_source(source_id, per_page=100)
+        except ScreviError as error:
+            raise ResourceError(describe(error, f"Source {source_id}")) from None
+        return (
+            render.source(result.data, "detailed")
+            + "\n\n"
+            + render.highlights(result.data.highlights, result.pagination, "detailed")
+        )
+
+    @mcp.resource(
+        "screvi://articles/{article_id}",
+        name="article",
+        title="A saved article",
+        description="A saved article's details and the first 20,000 characters of its text.",
+        mime_type="text/plain",
+    )
+    async def article(article_id: str, ctx: Context) -> str:
+        try:
+            async with backend.client(ctx.headers) as client:
+                item = await client.get_article(article_id, format="text", max_chars=20000)
+        except ScreviError as error:
+            raise ResourceError(describe(error, f"Article {article_id}")) from None
+        return render.article_chunk(item)

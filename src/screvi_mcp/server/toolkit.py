@@ -1,0 +1,72 @@
+"""What every tool module shares: the tool record, annotations, and argument types."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from screvi_mcp.server.render import ResponseFormat
+
+Toolset = Literal["highlights", "search", "sources", "articles", "tags"]
+TOOLSETS: tuple[Toolset, ...] = ("highlights", "search", "sources", "articles", "tags")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    fn: Callable[..., Any]
+    toolset: Toolset
+    write: bool
+    annotations: ToolAnnotations
+    title: str
+
+
+def reading(title: str) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=True,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=False,
+    )
+
+
+def writing(
+    title: str, *, destructive: bool, idempotent: bool, open_world: bool = False
+) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=False,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=open_world,
+    )
+
+
+# Argument types, with the spec's bounds, shared by several tools.
+Id = Annotated[
+    str, Field(description="UUID, as returned by another tool", min_length=1, max_length=64)
+]
+Page = Annotated[int, Field(ge=1, description="1-based page number")]
+Format = Annotated[
+    ResponseFormat,
+    Field(description="concise (default) or detailed (adds dates, urls, scores, metadata)"),
+]
+TagNames = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=100)]],
+    Field(
+        min_length=1,
+        max_length=100,
+        description="tag names (case-insensitive; new names are created) or tag ids",
+    ),
+]
+SourceTypeName = Literal[
+    "book", "article", "tweet", "self", "podcast", "video", "custom", "youtube", "pdf"
+]
+DateTimeText = Annotated[
+    str, Field(description="ISO 8601 date-time, e.g. 2025-01-31T00:00:00Z", max_length=40)
+]

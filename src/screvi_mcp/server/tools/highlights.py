@@ -1,0 +1,254 @@
+"""Highlights toolset: list, get, random, create (one or bulk), update, delete, tag."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, ConfigDict, Field
+
+from screvi_mcp.client import UNSET
+from screvi_mcp.server import render
+from screvi_mcp.server.backend import Backend
+from screvi_mcp.server.toolkit import (
+    DateTimeText,
+    Format,
+    Id,
+    Page,
+    SourceTypeName,
+    TagNames,
+    ToolSpec,
+    reading,
+    writing,
+)
+
+Content = Annotated[str, Field(min_length=1, max_length=20000, description="highlight text")]
+Note = Annotated[str, Field(max_length=20000, description="the user's note on it")]
+Location = Annotated[int, Field(ge=0, description="position in the source (page, location)")]
+Clearable = Literal["note", "url", "location", "date", "metadata"]
+
+
+class NewHighlightInput(BaseModel):
+    """One highlight for create_highlights_bulk."""
+
+    model_config = ConfigDict(extra="forbid")
+    content: Content
+    note: Note | None = None
+    source_id: str | None = Field(None, description="existing source id")
+    article_id: str | None = Field(None, description="saved article id (not with source_id)")
+    tags: list[str] | None = Field(None, description="tag names or ids")
+    favorite: bool | None = None
+    url: str | None = None
+    location: Location | None = None
+    date: DateTimeText | None = None
+
+
+def build(backend: Backend) -> list[ToolSpec]:
+    async def list_highlights(
+        ctx: Context,
+        source_id: Annotated[Id | None, Field(description="only this source or article")] = None,
+        tag: Annotated[str | None, Field(description="only highlights with this tag name")] = None,
+        favorite: bool | None = None,
+        updated_since: Annotated[
+            DateTimeText | None, Field(description="only highlights changed after this")
+        ] = None,
+        include_deleted: Annotated[
+            bool, Field(description="also list deleted ones (marked DELETED), for syncing")
+        ] = False,
+        page: Page = 1,
+        per_page: Annotated[int, Field(ge=1, le=100)] = 20,
+        response_format: Format = "concise",
+    ) -> str:
+        """List highlights, most recent first, optionally filtered by source, tag or favorite.
+        To find highlights about a topic use search_highlights instead."""
+        async with backend.call(ctx) as client:
+            result = await client.list_highlights(
+                source_id=source_id,
+                tag=tag,
+                favorite=favorite,
+                updated_since=updated_since,
+                include_deleted=include_deleted or None,
+                include_metadata=response_format == "detailed" or None,
+                page=page,
+                per_page=per_page,
+            )
+        return render.highlights(result.data, result.pagination, response_format)
+
+    async def get_highlight(ctx: Context, highlight_id: Id) -> str:
+        """Get one highlight in full: text, note, source, tags, dates and metadata."""
+        async with backend.call(ctx, f"Highlight {highlight_id}") as client:
+            item = await client.get_highlight(highlight_id, include_metadata=True)
+        return render.highlight(item, "detailed")
+
+    async def get_random_highlights(
+        ctx: Context,
+        count: Annotated[int, Field(ge=1, le=20)] = 1,
+        favorite: bool | None = None,
+        types: Annotated[
+            list[SourceTypeName] | None, Field(description="only these source types")
+        ] = None,
+        tag: str | None = None,
+        source_id: Id | None = None,
+    ) -> str:
+        """Pick random highlights (for review or inspiration), optionally filtered."""
+        async with backend.call(ctx, "A matching highlight") as client:
+            items = await client.get_random_highlights(
+                count=count, favorite=favorite, types=types, tag=tag, source_id=source_id
+            )
+        return render.highlights(items, None)
+
+    async def create_highlight(
+        ctx: Context,
+        content: Content,
+        note: Note | None = None,
+        source_id: Annotated[
+            Id | None, Field(description="add to this source (see list_sources)")
+        ] = None,
+        article_id: Annotated[
+            Id | None, Field(description="add to this saved article (not with source_id)")
+        ] = None,
+        tags: Annotated[
+            list[str] | None, Field(description="tag names (created if new) or ids")
+        ] = None,
+        favorite: bool | None = None,
+        url: str | None = None,
+        location: Location | None = None,
+        date: Annotated[DateTimeText | None, Field(description="when it was highlighted")] = None,
+    ) -> str:
+        """Create one highlight. Without source_id or article_id it is a standalone note.
+        For several at once use create_highlights_bulk (one request instead of many)."""
+        async with backend.call(ctx) as client:
+            item = await client.create_highlight(
+                content,
+                note=note,
+                source_id=source_id,
+                article_id=article_id,
+                tags=tags,
+                favorite=favorite,
+                url=url,
+                location=location,
+                date=date,
+            )
+        return "Created:\n" + render.highlight(item)
+
+    async def create_highlights_bulk(
+        ctx: Context,
+        highlights: Annotated[list[NewHighlightInput], Field(min_length=1, max_length=100)],
+    ) -> str:
+        """Create up to 100 highlights in one request, all or nothing: if any item is invalid
+        none is written and the error names it as highlights[i].field."""
+        items: list[dict[str, Any]] = [h.model_dump(exclude_none=True) for h in highlights]
+        async with backend.call(ctx) as client:
+            created = await client.create_highlights_bulk(items)
+        ids = "\n".join(f"{index + 1}. {item.id}" for index, item in enumerate(created))
+        return f"Created {len(created)} highlights:\n{ids}"
+
+    async def update_highlight(
+        ctx: Context,
+        highlight_id: Id,
+        content: Content | None = None,
+        note: Note | None = None,
+        favorite: bool | None = None,
+        url: str | None = None,
+        location: Location | None = None,
+        date: DateTimeText | None = None,
+        tags: Annotated[
+            list[str] | None, Field(description="replaces ALL tags; [] removes every tag")
+        ] = None,
+        clear: Annotated[
+            list[Clearable],
+            Field(description='fields to empty, e.g. ["note"]; omitted fields are unchanged'),
+        ] = [],  # noqa: B006 - pydantic copies defaults; the schema needs a literal []
+    ) -> str:
+        """Change a highlight. Only the arguments given change; list fields to empty in
+        `clear`. To add or remove single tags use add_highlight_tags / remove_highlight_tags."""
+        changes: dict[str, Any] = {
+            name: value
+            for name, value in (
+                ("content", content),
+                ("note", note),
+                ("favorite", favorite),
+                ("url", url),
+                ("location", location),
+                ("date", date),
+                ("tags", tags),
+            )
+            if value is not None
+        }
+        for name in clear:
+            changes[name] = None
+        if not changes:
+            return "Nothing to change: give at least one field, or list fields in `clear`."
+        async with backend.call(ctx, f"Highlight {highlight_id}") as client:
+            item = await client.update_highlight(
+                highlight_id,
+                **{
+                    k: changes.get(k, UNSET)
+                    for k in (
+                        "content",
+                        "note",
+                        "favorite",
+                        "url",
+                        "location",
+                        "date",
+                        "tags",
+                        "metadata",
+                    )
+                },
+            )
+        return "Updated:\n" + render.highlight(item)
+
+    async def delete_highlight(ctx: Context, highlight_id: Id) -> str:
+        """Delete a highlight (soft: it leaves lists and search; repeating is harmless)."""
+        async with backend.call(ctx, f"Highlight {highlight_id}") as client:
+            await client.delete_highlight(highlight_id)
+        return f"Deleted highlight {highlight_id}."
+
+    async def add_highlight_tags(ctx: Context, highlight_id: Id, tags: TagNames) -> str:
+        """Add tags to a highlight, keeping its other tags. New tag names are created."""
+        async with backend.call(ctx, f"Highlight {highlight_id}") as client:
+            result = await client.add_highlight_tags(highlight_id, tags)
+        return render.tag_list(result, f"Highlight {highlight_id}")
+
+    async def remove_highlight_tags(ctx: Context, highlight_id: Id, tags: TagNames) -> str:
+        """Remove tags from a highlight (the tags themselves remain for other items)."""
+        async with backend.call(ctx, f"Highlight {highlight_id}") as client:
+            result = await client.remove_highlight_tags(highlight_id, tags)
+        return render.tag_list(result, f"Highlight {highlight_id}")
+
+    def spec(fn: Any, write: bool, annotations: Any) -> ToolSpec:
+        return ToolSpec(fn.__name__, fn, "highlights", write, annotations, annotations.title)
+
+    return [
+        spec(list_highlights, False, reading("List highlights")),
+        spec(get_highlight, False, reading("Get a highlight")),
+        spec(
+            get_random_highlights,
+            False,
+            reading("Random highlights").model_copy(update={"idempotent_hint": False}),
+        ),
+        spec(
+            create_highlight,
+            True,
+            writing("Create a highlight", destructive=False, idempotent=False),
+        ),
+        spec(
+            create_highlights_bulk,
+            True,
+            writing("Create highlights in bulk", destructive=False, idempotent=False),
+        ),
+        spec(
+            update_highlight, True, writing("Update a highlight", destructive=True, idempotent=True)
+        ),
+        spec(
+            delete_highlight, True, writing("Delete a highlight", destructive=True, idempotent=True)
+        ),
+        spec(
+            add_highlight_tags, True, writing("Tag a highlight", destructive=False, idempotent=True)
+        ),
+        spec(
+            remove_highlight_tags,
+            True,
+            writing("Untag a highlight", destructive=True, idempotent=True),
+        ),
+    ]

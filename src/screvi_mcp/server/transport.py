@@ -1,0 +1,161 @@
+"""Serving the MCP server: stdio, SSE or streamable HTTP, with the HTTP safety rules.
+
+- HTTP binds 127.0.0.1 by default, with DNS-rebinding protection (a bad Host gets 421).
+- Binding anywhere else refuses to start without an auth token; with a token, every request
+  but `/health` must carry `Authorization: Bearer <token>` or gets 401.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Literal
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from screvi_mcp.server.backend import Backend
+
+log = logging.getLogger("screvi_mcp.server")
+
+Transport = Literal["stdio", "sse", "streamable-http"]
+HEALTH_PATH = "/health"
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    stateless: bool = False
+    auth_token: str | None = None
+    allowed_hosts: list[str] = field(default_factory=list)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class StartupRefused(Exception):
+    """The options would expose the server unsafely; the message says how to fix them."""
+
+
+def check_exposure(options: HttpOptions) -> None:
+    if not is_loopback(options.host) and not options.auth_token:
+        raise StartupRefused(
+            f"refusing to listen on {options.host} without an auth token: anyone who can "
+            "reach it could use the library. Set --auth-token or SCREVI_MCP_AUTH_TOKEN, or "
+            "bind to 127.0.0.1."
+        )
+
+
+def transport_security(options: HttpOptions) -> TransportSecuritySettings:
+    """DNS-rebinding protection: only Host headers naming this server are served."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    if not is_loopback(options.host):
+        hosts.append(f"{options.host}:*")
+    hosts.extend(options.allowed_hosts)
+    origins = [f"http://{host}" for host in hosts] + [f"https://{host}" for host in hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+class BearerTokenGate:
+    """ASGI middleware: every HTTP request but /health needs the bearer token."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") == HEALTH_PATH:
+            await self.app(scope, receive, send)
+            return
+        presented = dict(scope.get("headers") or []).get(b"authorization", b"")
+        if hmac.compare_digest(presented, self.expected):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps(
+            {"error": "Missing or wrong bearer token for this MCP server", "code": "unauthorized"}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate", b'Bearer realm="screvi-mcp"'),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def http_app(mcp: MCPServer, transport: Transport, options: HttpOptions) -> ASGIApp:
+    """The ASGI app for an HTTP transport, with /health and the token gate."""
+    security = transport_security(options)
+    starlette: Starlette
+    if transport == "sse":
+        starlette = mcp.sse_app(transport_security=security, host=options.host)
+    else:
+        starlette = mcp.streamable_http_app(
+            stateless_http=options.stateless, transport_security=security, host=options.host
+        )
+    if options.auth_token:
+        return BearerTokenGate(starlette, options.auth_token)
+    return starlette
+
+
+def add_health_route(mcp: MCPServer) -> None:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+
+    @mcp.custom_route(HEALTH_PATH, methods=["GET"])  # type: ignore[untyped-decorator]
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+
+async def serve(
+    mcp: MCPServer, backend: Backend, transport: Transport, options: HttpOptions
+) -> None:
+    """Run until stopped; the backend's client is closed on the way out."""
+    try:
+        if transport == "stdio":
+            await mcp.run_stdio_async()
+            return
+        import uvicorn
+
+        check_exposure(options)
+        config = uvicorn.Config(
+            http_app(mcp, transport, options),
+            host=options.host,
+            port=options.port,
+            log_level="warning",
+            lifespan="on",
+        )
+        await uvicorn.Server(config).serve()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await backend.aclose()
+
+
+def run(mcp: MCPServer, backend: Backend, transport: Transport, options: HttpOptions) -> None:
+    anyio.run(serve, mcp, backend, transport, options)
+
+
+def describe_endpoint(transport: Transport, options: HttpOptions) -> str:
+    if transport == "stdio":
+        return "stdio"
+    path = "/sse" if transport == "sse" else "/mcp"
+    return f"{transport} at http://{options.host}:{options.port}{path}"
