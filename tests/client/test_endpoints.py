@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from client_testkit import ClientFactory, Keys
@@ -24,6 +25,7 @@ from screvi_mcp.client import (
     NotFoundError,
     RateLimitedError,
     RetryPolicy,
+    ScreviClient,
     SubscriptionRequiredError,
     ValidationFailedError,
 )
@@ -416,3 +418,14 @@ async def test_server_rate_limit_surfaces_as_rate_limited_with_retry_after(
             await client.list_tags()
     assert caught.value.status == 429
     assert caught.value.retry_after is not None and caught.value.retry_after > 0.5
+
+
+async def test_embedded_client_must_be_started_first(library_path: Path) -> None:
+    client = ScreviClient.embedded(library_path)
+    with pytest.raises(RuntimeError, match="async with"):
+        await client.list_tags()
+    async with client:
+        assert await client.list_tags() == []
+    # Closed means closed: the library is no longer served.
+    with pytest.raises(RuntimeError):
+        await client.list_tags()

@@ -8,7 +8,12 @@ import httpx
 import pytest
 from client_testkit import FaultServer, MockClientFactory, error_reply
 
-from screvi_mcp.client import NotFoundError, SkillFileUnavailable, load_bundled_skill
+from screvi_mcp.client import (
+    NotFoundError,
+    ScreviClient,
+    SkillFileUnavailable,
+    load_bundled_skill,
+)
 from screvi_mcp.client import skill as skill_module
 from screvi_mcp.client.skill import root_url
 
@@ -27,6 +32,7 @@ def test_root_url_drops_the_api_version_path() -> None:
     assert root_url("https://api.screvi.com/api/v1") == "https://api.screvi.com"
     assert root_url("https://api.screvi.com/api/v1/") == "https://api.screvi.com"
     assert root_url("http://127.0.0.1:8123/api/v1") == "http://127.0.0.1:8123"
+    assert root_url(ScreviClient.hosted("sk_live_x").base_url) == "https://api.screvi.com"
 
 
 async def test_skill_file_comes_from_the_root_without_the_key(

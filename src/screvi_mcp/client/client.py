@@ -272,8 +272,7 @@ class ScreviClient:
         json_body: Any = _NO_BODY,
     ) -> httpx.Response:
         """Send one API call, with rate limiting and the retries `retry.py` allows."""
-        if self._lifespan is not None and not self._started:
-            raise RuntimeError("start the embedded client first: `async with client:`")
+        self._ensure_started()
         method = method.upper()
         if method not in SAFE_METHODS and self.read_only:
             raise LegacyKeyReadOnlyError(
@@ -339,6 +338,13 @@ class ScreviClient:
                     retries += 1
                     continue
             raise error_from_response(response, retry_after=retry_after, secret=self._api_key)
+
+    def _ensure_started(self) -> None:
+        if self._lifespan is not None and not self._started:
+            # Without its lifespan the embedded app has no library open and would answer 500.
+            raise RuntimeError(
+                "start the embedded client first: `async with client:` or `await client.start()`"
+            )
 
     def _transport_error(
         self, method: str, path: str, exc: httpx.TransportError
@@ -928,6 +934,7 @@ class ScreviClient:
         Not rate limited or retried: it is unauthenticated, and the bundled copy is the
         better answer than a slow one.
         """
+        self._ensure_started()
         url = root_url(self.base_url) + SKILL_PATHS[0]
         problem: BaseException
         try:

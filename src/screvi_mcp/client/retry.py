@@ -58,8 +58,14 @@ def may_resend_after_status(method: str, status: int) -> bool:
     return False
 
 
+# Failures that can pass on a second try; a bad URL or an unsupported scheme cannot.
+TRANSIENT = (httpx.NetworkError, httpx.TimeoutException, httpx.RemoteProtocolError)
+
+
 def may_resend_after_error(method: str, error: httpx.TransportError) -> bool:
     """May a request that failed with this transport error be sent again?"""
+    if not isinstance(error, TRANSIENT):
+        return False
     if isinstance(error, NEVER_SENT):
         return True
     return method.upper() in SAFE_METHODS
