@@ -151,6 +151,23 @@ def cmd_library_subscription(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sample(args: argparse.Namespace) -> int:
+    import anyio
+
+    from screvi_mcp.sample import load_sample
+
+    path = config.library_path(args.library)
+    sources, highlights = anyio.run(load_sample, path)
+    if sources:
+        print(
+            f"Loaded {highlights} sample highlights from {sources} sources into {path}",
+            file=sys.stderr,
+        )
+    else:
+        print(f"The sample is already in {path}; nothing added", file=sys.stderr)
+    return 0
+
+
 def cmd_library_rate_limit(args: argparse.Namespace) -> int:
     from screvi_mcp.local.app import RATE_LIMIT_SETTING
 
@@ -249,6 +266,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_library_option(revoke)
     revoke.add_argument("id", help="the key's id, from `keys list`")
     revoke.set_defaults(handler=cmd_keys_revoke)
+
+    sample = commands.add_parser(
+        "sample", help="load a small sample library (public-domain passages) to try search"
+    )
+    _add_library_option(sample)
+    sample.set_defaults(handler=cmd_sample)
 
     library = commands.add_parser("library", help="library settings")
     library_commands = library.add_subparsers(
