@@ -25,9 +25,8 @@ def tool_table() -> str:
     rows = ["| Tool | Toolset | Writes | What it does |", "|---|---|---|---|"]
     for spec in specs:
         writes = "yes" if spec.write else "—"
-        rows.append(
-            f"| `{spec.name}` | {spec.toolset} | {writes} | {_first_sentence(spec.fn.__doc__ or '')} |"
-        )
+        summary = _first_sentence(spec.fn.__doc__ or "")
+        rows.append(f"| `{spec.name}` | {spec.toolset} | {writes} | {summary} |")
     return "\n".join(rows)
 
 
