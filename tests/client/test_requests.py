@@ -349,3 +349,14 @@ async def test_iterate_stops_on_an_empty_page_even_if_has_more_lies(
         ids = [h.id async for h in client.iterate(client.search, q="x", max_items=None)]
     assert ids == ["a"]
     assert server.count() == 2
+
+
+async def test_saving_a_social_post_reports_the_highlight_it_became(
+    mock_client: MockClientFactory,
+) -> None:
+    answer = {"data": {"id": "h9", "kind": "highlight", "source_id": "s9", "duplicate": False}}
+    server = FaultServer([json_reply(201, answer)])
+    async with mock_client(server) as client:
+        saved = await client.save_article("https://bsky.app/profile/a.bsky.social/post/3k")
+    assert (saved.kind, saved.id, saved.source_id) == ("highlight", "h9", "s9")
+    assert server.sent[0].body == {"url": "https://bsky.app/profile/a.bsky.social/post/3k"}
