@@ -112,11 +112,19 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 _PREFIX = re.compile(r"^Error executing tool [\w.-]+(?:: )?")
 _VALIDATION_HEAD = re.compile(r"^\d+ validation errors? for \w+\n")
-_VALIDATION_ITEM = re.compile(r"^(?P<field>\S[^\n]*)\n\s+(?P<msg>[^\n\[]+?)\s*\[type=", re.M)
+_VALIDATION_ITEM = re.compile(r"^(?P<field>\S[^\n]*)\n\s+(?P<msg>[^\n]+?)\s*\[type=", re.M)
+_UNKNOWN_TOOL = re.compile(r"^Unknown tool: (?P<name>\S+)$")
 
 
 def _tidy(text: str) -> str:
     """The SDK's wording of a failure, rewritten as `[code] what. Next: what to do.`"""
+    unknown = _UNKNOWN_TOOL.match(text)
+    if unknown:
+        # Typically a write tool remembered from elsewhere, called on a read-only server.
+        return (
+            f"[unknown_tool] This server has no tool named {unknown.group('name')} (write "
+            "tools are not offered in read-only mode). Next: use one of the tools it lists."
+        )
     rest = _PREFIX.sub("", text, count=1)
     if rest == text:
         return text

@@ -73,8 +73,20 @@ def describe(error: ScreviError, target: str | None = None) -> str:
             "search_highlights or a list_* tool."
         )
     elif isinstance(error, ConflictError):
-        extra = f" The existing source's id is {error.source_id}." if error.source_id else ""
-        advice = f"{error.message}.{extra}".replace("..", ".")
+        # The spec's two 409s: a second `self` source (its id is returned), and deleting a
+        # source that still has highlights.
+        message = error.message.rstrip(".")
+        if error.source_id:
+            advice = (
+                f"{message}. The existing source's id is {error.source_id}. Next: add "
+                f"highlights to it (create_highlight with source_id={error.source_id}) "
+                "instead of creating another."
+            )
+        else:
+            advice = (
+                f"{message}. Next: ask the user, then call again with cascade=true to delete "
+                "its highlights too, or leave the source in place."
+            )
     elif isinstance(error, PayloadTooLargeError):
         advice = "Too many items in one call. Next: send at most 100 per call, in several calls."
     elif isinstance(error, ValidationFailedError | InvalidParameterError):
