@@ -45,6 +45,9 @@ class Calibration:
     def similarity(self, cosine: float) -> float:
         return float(np.interp(cosine, self.raw, self.calibrated))
 
+    def similarities(self, cosines: list[float]) -> list[float]:
+        return [float(x) for x in np.interp(cosines, self.raw, self.calibrated)]
+
     def min_cosine(self, min_relevance: float) -> float:
         """The raw cosine whose similarity is `min_relevance` (the inverse map).
 

@@ -6,6 +6,7 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -71,15 +72,29 @@ def delete(conn: sqlite3.Connection, seqs: list[int]) -> None:
 
 
 def load_live(conn: sqlite3.Connection, model: str, dimensions: int) -> tuple[list[int], Matrix]:
-    """Every stored vector of `model` for a live highlight, as one matrix."""
-    rows = conn.execute(
-        "SELECT e.seq, e.vector FROM highlight_embeddings e"
-        " JOIN highlights h ON h.seq = e.seq LEFT JOIN sources s ON s.id = h.source_id"
-        " WHERE e.model = ? AND h.deleted_at IS NULL"
-        " AND (h.source_id IS NULL OR s.deleted_at IS NULL)",
-        (model,),
+    """Every stored vector of `model` for a live highlight, as one matrix.
+
+    Read without joins and with plain tuples: at 100k highlights this is the whole cost of
+    opening the index, and the dead are few, so they are dropped afterwards.
+    """
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(
+        "SELECT seq, vector FROM highlight_embeddings WHERE model = ?", (model,)
     ).fetchall()
-    return [int(row[0]) for row in rows], _matrix(rows, dimensions)
+    dead = dead_seqs(conn)
+    if dead:
+        rows = [row for row in rows if row[0] not in dead]
+    return [row[0] for row in rows], _matrix(rows, dimensions)
+
+
+def dead_seqs(conn: sqlite3.Connection) -> set[int]:
+    """Soft-deleted highlights and those under a soft-deleted source."""
+    rows = conn.execute(
+        "SELECT h.seq FROM highlights h LEFT JOIN sources s ON s.id = h.source_id"
+        " WHERE h.deleted_at IS NOT NULL OR s.deleted_at IS NOT NULL"
+    )
+    return {int(row[0]) for row in rows}
 
 
 def load_vectors(
@@ -94,7 +109,7 @@ def load_vectors(
     return [int(row[0]) for row in rows], _matrix(rows, dimensions)
 
 
-def _matrix(rows: list[sqlite3.Row], dimensions: int) -> Matrix:
+def _matrix(rows: list[Any], dimensions: int) -> Matrix:
     blob = b"".join(row[1] for row in rows)
     return np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dimensions)
 

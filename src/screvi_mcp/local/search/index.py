@@ -20,7 +20,7 @@ from screvi_mcp.local.search import embedding_rows
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.embedder import Embedder
 from screvi_mcp.local.search.embedding_text import RECIPE
-from screvi_mcp.local.search.filters import Filters, admitted_seqs, all_admitted_seqs
+from screvi_mcp.local.search.filters import Filters, admitted_seqs
 from screvi_mcp.local.search.fusion import SemanticMatch
 from screvi_mcp.local.search.vectors import VectorMatrix
 from screvi_mcp.local.search.verifier import VERIFY_THRESHOLD, Verifier
@@ -70,8 +70,7 @@ class SemanticIndex:
         seqs, vectors = embedding_rows.load_live(
             self.library.connection(), self.model_id, self.embedder.dimensions
         )
-        self.matrix.clear()
-        self.matrix.upsert(seqs, vectors)
+        self.matrix.replace_all(seqs, vectors)
 
     # -- keeping in sync (HighlightListener) --------------------------------------------
 
@@ -149,17 +148,42 @@ class SemanticIndex:
         min_relevance: float,
         limit: int,
     ) -> list[SemanticMatch]:
-        allowed = None
-        if filters.restricts:
-            allowed = np.asarray(all_admitted_seqs(conn, filters), dtype=np.int64)
         min_cosine = self.calibration.min_cosine(min_relevance)
-        scored = self.matrix.top(self.query_vector(text), min_cosine, limit, allowed)
-        live = admitted_seqs(conn, filters, [seq for seq, _ in scored])
+        query = self.query_vector(text)
+        if not filters.restricts:
+            scored = self.matrix.top(query, min_cosine, limit)
+            live = admitted_seqs(conn, filters, [seq for seq, _ in scored])
+            kept = [(seq, cosine) for seq, cosine in scored if seq in live]
+        else:
+            kept = self._filtered_top(conn, query, filters, min_cosine, limit)
+        similarities = self.calibration.similarities([cosine for _, cosine in kept])
         return [
-            SemanticMatch(seq, cosine, self.calibration.similarity(cosine))
-            for seq, cosine in scored
-            if seq in live
+            SemanticMatch(seq, cosine, similarity)
+            for (seq, cosine), similarity in zip(kept, similarities, strict=True)
         ]
+
+    def _filtered_top(
+        self,
+        conn: sqlite3.Connection,
+        query: np.ndarray,
+        filters: Filters,
+        min_cosine: float,
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """The best `limit` matches that pass the filters.
+
+        Candidates are checked against the filters in growing windows down the cosine
+        ranking, so a broad filter costs one small check and a narrow one reads further;
+        listing every admitted highlight up front costs far more at 100k.
+        """
+        window = max(4 * limit, 1000)
+        while True:
+            scored = self.matrix.top(query, min_cosine, window)
+            admitted = admitted_seqs(conn, filters, [seq for seq, _ in scored])
+            kept = [(seq, cosine) for seq, cosine in scored if seq in admitted]
+            if len(kept) >= limit or len(scored) < window:
+                return kept[:limit]
+            window *= 4
 
     def verify(
         self, conn: sqlite3.Connection, text: str, matches: list[SemanticMatch]

@@ -113,7 +113,9 @@ def _ranked(
     restrict = ""
     params: list[object] = [match]
     if among is not None:
-        restrict = " AND f.rowid IN (SELECT value FROM json_each(?))"
+        # The unary + keeps this out of FTS5's index planning: offered a rowid constraint,
+        # FTS5 would re-run the MATCH once per listed rowid.
+        restrict = " AND +f.rowid IN (SELECT value FROM json_each(?))"
         params.append(json.dumps(among))
     rows = conn.execute(
         "SELECT f.rowid FROM highlights_fts f"

@@ -1,7 +1,8 @@
 """The in-memory vector index: one float32 matrix, scanned brute force.
 
-At 100k x 384 a full scan is one matrix-vector product (about 4 ms on 2 cores, DESIGN.md),
-faster than any ANN structure would pay back at this size and exact besides. Rows live in a
+At 100k x 384 a full scan is one matrix-vector product, bound by memory bandwidth (150 MB
+read: about 30 ms on these 2-core machines), which keeps search interactive without an
+ANN structure, and exact besides. Rows live in a
 buffer with spare capacity, so adding a highlight does not copy the whole matrix; removal
 moves the last row into the hole.
 """
@@ -59,6 +60,20 @@ class VectorMatrix:
                     self._seqs[row] = moved
                     self._row_of[moved] = row
                 self._size = last
+
+    def replace_all(self, seqs: list[int], vectors: Matrix) -> None:
+        """Become exactly these rows, in one copy (opening a 100k library must be quick)."""
+        if vectors.shape != (len(seqs), self.dimensions):
+            raise ValueError("one vector of the index's width per seq")
+        capacity = max(1024, 1 << max(len(seqs) - 1, 1).bit_length())
+        buffer: Matrix = np.zeros((capacity, self.dimensions), dtype=np.float32)
+        buffer[: len(seqs)] = vectors
+        seq_buffer: SeqArray = np.zeros(capacity, dtype=np.int64)
+        seq_buffer[: len(seqs)] = seqs
+        with self._lock:
+            self._vectors, self._seqs = buffer, seq_buffer
+            self._row_of = {seq: row for row, seq in enumerate(seqs)}
+            self._size = len(seqs)
 
     def clear(self) -> None:
         with self._lock:
