@@ -144,8 +144,9 @@ class HighlightUpdate(Body):
     metadata: dict[str, Any] | None = None
     tags: TagList | None = None
 
-    # Fields whose `null` would not mean "clear": refuse it rather than guess.
-    not_nullable: ClassVar[tuple[str, ...]] = ("content", "favorite", "tags")
+    # Fields whose `null` would not mean "clear": refuse it rather than guess. `tags: null`
+    # is allowed: the spec's "send null to clear a field" covers tags, cleared to none.
+    not_nullable: ClassVar[tuple[str, ...]] = ("content", "favorite")
 
 
 class TagsBody(Body):

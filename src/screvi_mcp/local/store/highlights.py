@@ -205,7 +205,7 @@ def update(library: Library, highlight_id: str, changes: dict[str, Any]) -> dict
             f"UPDATE highlights SET {assignments} WHERE id = ?", [*columns.values(), row["id"]]
         )
         if "tags" in changes:
-            tag_ids = tags.resolve(conn, changes["tags"])
+            tag_ids = tags.resolve(conn, changes["tags"] or [])  # null clears, like []
             conn.execute("DELETE FROM highlight_tags WHERE highlight_id = ?", (row["id"],))
             conn.executemany(
                 "INSERT INTO highlight_tags(highlight_id, tag_id) VALUES (?, ?)",
