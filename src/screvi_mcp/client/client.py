@@ -205,16 +205,22 @@ class ScreviClient:
         runs on `start()` / `async with`.
         """
         # Imported here: the hosted path must not need the embedded library's dependencies.
-        from screvi_mcp.local.app import create_app
+        from screvi_mcp.local.app import DEFAULT_RATE_LIMIT, RATE_LIMIT_SETTING, create_app
         from screvi_mcp.local.keys import embedded_key
         from screvi_mcp.local.library import Library
 
-        if api_key is None:
-            library = Library.open(library_path)
-            try:
+        library = Library.open(library_path)
+        try:
+            if api_key is None:
                 api_key = embedded_key(library)
-            finally:
-                library.close()
+            # The client-side limiter only exists to stay under the server's limit; here the
+            # server is this library, whose limit is its own setting (hosted default: 100).
+            server_limit = server_rate_limit_per_minute or int(
+                library.get_setting(RATE_LIMIT_SETTING) or DEFAULT_RATE_LIMIT
+            )
+        finally:
+            library.close()
+        options.setdefault("rate_limit", server_limit)
         app = create_app(library_path, rate_limit_per_minute=server_rate_limit_per_minute)
         state_target = _ScopeState(app, {})
         transport = httpx.ASGITransport(app=state_target, raise_app_exceptions=False)
