@@ -3,7 +3,7 @@ what each kind of key lets an agent do, and how a refusal reads."""
 
 from __future__ import annotations
 
-from conftest import LocalApi, Seed, assert_tool_error, call_error, call_ok, mcp_client
+from server_testkit import LocalApi, Seed, assert_tool_error, call_error, call_ok, mcp_client
 
 from screvi_mcp.server.backend import BackendConfig
 

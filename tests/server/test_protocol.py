@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Seed, assert_tool_error, call_error, call_ok, mcp_client
 from mcp import Client, MCPError
 from mcp.types import TextContent, TextResourceContents
+from server_testkit import Seed, assert_tool_error, call_error, call_ok, mcp_client
 
 from screvi_mcp.server.resources import SKILL_URI
 
@@ -142,6 +142,29 @@ async def test_missing_argument_names_it(client: Client) -> None:
 async def test_several_bad_arguments_are_all_named(client: Client) -> None:
     text = await call_error(client, "list_highlights", {"page": 0, "per_page": 1000})
     assert_tool_error(text, "invalid_arguments", "page", "per_page")
+
+
+async def test_bulk_item_errors_are_named_as_the_api_names_them(client: Client) -> None:
+    items = [{"content": "fine"}, {"note": "no content"}, {"content": "x", "colour": "red"}]
+    text = await call_error(client, "create_highlights_bulk", {"highlights": items})
+    assert_tool_error(text, "invalid_arguments", "highlights[1].content", "highlights[2].colour")
+
+
+async def test_pattern_errors_name_the_field(client: Client) -> None:
+    text = await call_error(client, "update_tag", {"tag_id": "x", "color": "#zz"})
+    assert_tool_error(text, "invalid_arguments", "color: String should match pattern")
+
+
+async def test_a_crash_reveals_nothing(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    from screvi_mcp.client import ScreviClient
+
+    async def crash(self: ScreviClient) -> None:
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(ScreviClient, "list_tags", crash)
+    text = await call_error(client, "list_tags")
+    assert_tool_error(text, "internal_error")
+    assert "secret" not in text
 
 
 async def test_unknown_tool(client: Client) -> None:

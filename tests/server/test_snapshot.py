@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from conftest import mcp_client
+from server_testkit import mcp_client
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools.json"
 UPDATE_ENV = "SCREVI_UPDATE_SNAPSHOT"

@@ -11,7 +11,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import (
+from mcp import Client
+from server_testkit import (
     SAVE_URL,
     Seed,
     assert_tool_error,
@@ -20,7 +21,6 @@ from conftest import (
     insert_article,
     mcp_client,
 )
-from mcp import Client
 
 MISSING_ID = "00000000-0000-4000-8000-000000000000"
 

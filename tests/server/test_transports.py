@@ -16,7 +16,13 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
-from conftest import (
+from mcp import Client, ClientSession, StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server import MCPServer
+from mcp.types import TextContent
+from server_testkit import (
     SCREVI_MCP,
     LocalApi,
     Seed,
@@ -28,12 +34,6 @@ from conftest import (
     free_port,
     server_env,
 )
-from mcp import Client, ClientSession, StdioServerParameters
-from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.server import MCPServer
-from mcp.types import TextContent
 
 from screvi_mcp.server.toolkit import TOOLSETS
 from screvi_mcp.server.transport import HttpOptions

@@ -114,6 +114,12 @@ _PREFIX = re.compile(r"^Error executing tool [\w.-]+(?:: )?")
 _VALIDATION_HEAD = re.compile(r"^\d+ validation errors? for \w+\n")
 _VALIDATION_ITEM = re.compile(r"^(?P<field>\S[^\n]*)\n\s+(?P<msg>[^\n]+?)\s*\[type=", re.M)
 _UNKNOWN_TOOL = re.compile(r"^Unknown tool: (?P<name>\S+)$")
+_LIST_INDEX = re.compile(r"\.(\d+)(?=\.|$)")
+
+
+def _api_field_name(location: str) -> str:
+    """`highlights.1.content` as the API names it: `highlights[1].content`."""
+    return _LIST_INDEX.sub(r"[\1]", location)
 
 
 def _tidy(text: str) -> str:
@@ -136,7 +142,8 @@ def _tidy(text: str) -> str:
         )
     if _VALIDATION_HEAD.match(rest):
         problems = "; ".join(
-            f"{m.group('field')}: {m.group('msg')}" for m in _VALIDATION_ITEM.finditer(rest)
+            f"{_api_field_name(m.group('field'))}: {m.group('msg')}"
+            for m in _VALIDATION_ITEM.finditer(rest)
         )
         return (
             f"[invalid_arguments] {problems or 'the arguments do not match the schema'}. "
