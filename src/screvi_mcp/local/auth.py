@@ -23,6 +23,13 @@ def presented_key(request: Request) -> str | None:
 
 def authenticate(library: Library, secret: str | None) -> keys.ApiKey:
     """The caller's key, or the spec's 401/403. Runs in a worker thread (it reads SQLite)."""
+    record = identify(library, secret)
+    require_subscription(library)
+    return record
+
+
+def identify(library: Library, secret: str | None) -> keys.ApiKey:
+    """The caller's live key, or the spec's 401. Runs in a worker thread (it reads SQLite)."""
     if secret is None:
         raise ApiError(
             401,
@@ -32,13 +39,17 @@ def authenticate(library: Library, secret: str | None) -> keys.ApiKey:
     record = keys.find_key(library, secret)
     if record is None:
         raise ApiError(401, "invalid_api_key", "The API key is unknown or has been revoked")
+    return record
+
+
+def require_subscription(library: Library) -> None:
+    """403 subscription_required when the library's account has no active subscription."""
     if library.get_setting(SUBSCRIPTION_SETTING, "1") == "0":
         raise ApiError(
             403,
             "subscription_required",
             "This account has no active subscription or trial; the API is unavailable",
         )
-    return record
 
 
 def require_write(record: keys.ApiKey) -> None:

@@ -38,6 +38,7 @@ def _uri(value: str) -> str:
     if len(value) > MAX_URL_LENGTH:
         raise ValueError(f"must be at most {MAX_URL_LENGTH} characters")
     parts = urlsplit(value)
+    _ = parts.port  # ValueError (so a 422) on a port that is not a number in 0-65535
     if not parts.scheme or not _SCHEME.match(parts.scheme):
         raise ValueError("must be an absolute URI such as https://example.com/page")
     if parts.scheme.lower() in ("http", "https") and not parts.hostname:
@@ -55,14 +56,14 @@ def _web_url(value: str) -> str:
 def _date_time(value: str) -> str:
     try:
         return clock.normalise_timestamp(value)
-    except ValueError:
+    except (ValueError, OverflowError):  # Overflow: year 1 or 9999 pushed out by an offset
         raise ValueError("must be an ISO 8601 date-time such as 2024-05-01T12:00:00Z") from None
 
 
 def _date(value: str) -> str:
     try:
         return clock.parse_timestamp(value).date().isoformat()
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ValueError("must be an ISO 8601 date such as 2024-05-01") from None
 
 
@@ -113,6 +114,9 @@ def _not_blank(value: str) -> str:
 
 
 Content = Annotated[str, Field(max_length=20000), AfterValidator(_not_blank)]
+# The spec bounds `location` below only; above, SQLite cannot store it (a 500) and JSON
+# clients cannot read it exactly. 2**53 - 1 is the largest integer every client round-trips.
+Location = Annotated[int, Field(ge=0, le=2**53 - 1)]
 
 
 class HighlightCreate(Body):
@@ -120,7 +124,7 @@ class HighlightCreate(Body):
     note: Annotated[str, Field(max_length=20000)] | None = None
     favorite: bool | None = None
     url: Uri | None = None
-    location: Annotated[int, Field(ge=0)] | None = None
+    location: Location | None = None
     date: DateTime | None = None
     source_id: Uuid | None = None
     article_id: Uuid | None = None
@@ -139,7 +143,7 @@ class HighlightUpdate(Body):
     note: Annotated[str, Field(max_length=20000)] | None = None
     favorite: bool | None = None
     url: Uri | None = None
-    location: Annotated[int, Field(ge=0)] | None = None
+    location: Location | None = None
     date: DateTime | None = None
     metadata: dict[str, Any] | None = None
     tags: TagList | None = None
@@ -269,9 +273,15 @@ def require_json_object(raw: bytes) -> Any:
 
     if not raw.strip():
         raise validation_failed({"body": "a JSON object is required"})
+
+    def no_constants(name: str) -> Any:
+        # NaN and Infinity are not JSON; stored in metadata they would make every later
+        # response that renders it fail.
+        raise ValueError(f"{name} is not valid JSON")
+
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        return json.loads(raw, parse_constant=no_constants)
+    except (ValueError, UnicodeDecodeError, RecursionError):  # Recursion: absurd nesting
         raise ApiError(
             422,
             "validation_failed",

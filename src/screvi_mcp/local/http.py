@@ -77,9 +77,12 @@ def endpoint(
         headers: dict[str, str] = {}
         try:
             secret = auth.presented_key(request)
-            key = await anyio.to_thread.run_sync(auth.authenticate, library, secret)
+            key = await anyio.to_thread.run_sync(auth.identify, library, secret)
             if key.legacy:
+                # Before any other check: every answer to a legacy key carries it (spec 5.4),
+                # a 403 subscription_required included.
                 headers["Deprecation"] = "true"
+            await anyio.to_thread.run_sync(auth.require_subscription, library)
             verdict = limiter.check(key.id)
             headers.update(verdict.headers())
             if not verdict.allowed:
@@ -106,6 +109,11 @@ def endpoint(
             else:
                 assert handler is not None
                 reply = await anyio.to_thread.run_sync(handler, call)
+            # Rendered inside the try: a body JSON cannot encode must be a JSON 500 too,
+            # not the server's plain-text one.
+            return JSONResponse(
+                reply.body, status_code=reply.status, headers={**headers, **reply.headers}
+            )
         except ApiError as error:
             return error_response(error, headers)
         except Exception as error:
@@ -121,8 +129,5 @@ def endpoint(
                 ApiError(500, "internal_error", "Internal server error; try again later"),
                 headers,
             )
-        return JSONResponse(
-            reply.body, status_code=reply.status, headers={**headers, **reply.headers}
-        )
 
     return run

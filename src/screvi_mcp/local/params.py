@@ -110,7 +110,7 @@ class QueryParams:
             return None
         try:
             return clock.normalise_timestamp(value)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise invalid_parameter({name: "must be an ISO 8601 date-time"}) from None
 
     def choice(

@@ -16,8 +16,13 @@ def pagination(total: int, page: int, per_page: int) -> dict[str, Any]:
     }
 
 
+# SQLite's OFFSET is a signed 64-bit integer: a larger one (page=10**20) is an error, not an
+# empty page. Any offset this large is past every row anyway.
+MAX_OFFSET = 2**62
+
+
 def offset(page: int, per_page: int) -> int:
-    return (page - 1) * per_page
+    return min((page - 1) * per_page, MAX_OFFSET)
 
 
 def like_pattern(text: str) -> str:
