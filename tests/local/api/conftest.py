@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import shutil
 import socket
 import threading
 import uuid
@@ -164,14 +165,11 @@ def _one_embedding_model() -> Iterator[None]:
         yield
 
 
-@pytest.fixture
-def library_path(tmp_path: Path) -> Path:
-    return tmp_path / "library.sqlite3"
-
-
-@pytest.fixture
-def keyring(library_path: Path) -> Keys:
-    library = Library.open(library_path)
+@pytest.fixture(scope="session")
+def _template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Keys]:
+    """One migrated library with its keys, copied for each test (migrating costs time)."""
+    folder = tmp_path_factory.mktemp("template")
+    library = Library.open(folder / "library.sqlite3")
     try:
         rw, rw_secret = keys.create_key(library, "read-write", write=True)
         ro, ro_secret = keys.create_key(library, "read-only")
@@ -180,7 +178,21 @@ def keyring(library_path: Path) -> Keys:
         assert keys.revoke_key(library, revoked.id)
     finally:
         library.close()
-    return Keys(rw_secret, ro_secret, legacy_secret, revoked_secret, rw.id, ro.id)
+    keyring = Keys(rw_secret, ro_secret, legacy_secret, revoked_secret, rw.id, ro.id)
+    return folder, keyring
+
+
+@pytest.fixture
+def library_path(tmp_path: Path, _template: tuple[Path, Keys]) -> Path:
+    folder, _ = _template
+    for each in folder.iterdir():  # the file, and a WAL beside it if one was left
+        shutil.copyfile(each, tmp_path / each.name)
+    return tmp_path / "library.sqlite3"
+
+
+@pytest.fixture
+def keyring(library_path: Path, _template: tuple[Path, Keys]) -> Keys:
+    return _template[1]
 
 
 def _free_socket() -> socket.socket:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import pytest
 from conftest import Api, ts
 
 HIGHLIGHT_FIELDS = {
@@ -74,8 +73,8 @@ async def test_create_returns_201_with_source_and_tags(api: Api) -> None:
         assert set(tag) == {"id", "name", "color"}
 
 
-async def test_standalone_highlight_has_no_source(api: Api) -> None:
-    item = await api.highlight("on its own")
+async def test_standalone_highlight_has_no_source(asgi_api: Api) -> None:
+    item = await asgi_api.highlight("on its own")
     assert item["source"] is None
     assert item["note"] is None and item["favorite"] is False and item["tags"] == []
 
@@ -119,9 +118,8 @@ async def test_list_default_per_page_is_20_and_max_100(asgi_api: Api) -> None:
     assert capped.json()["pagination"]["has_more"] is True
 
 
-@pytest.mark.parametrize(
-    ("params", "name"),
-    [
+async def test_list_bad_query_values_are_400(asgi_api: Api) -> None:
+    for params, name in [
         ({"per_page": "0"}, "per_page"),
         ({"per_page": "many"}, "per_page"),
         ({"page": "0"}, "page"),
@@ -131,46 +129,42 @@ async def test_list_default_per_page_is_20_and_max_100(asgi_api: Api) -> None:
         ({"tag_id": "nope"}, "tag_id"),
         ({"updated_since": "yesterday"}, "updated_since"),
         ({"include_deleted": "2"}, "include_deleted"),
-    ],
-)
-async def test_list_bad_query_values_are_400(
-    asgi_api: Api, params: dict[str, str], name: str
-) -> None:
-    response = await asgi_api.get("/highlights", params=params)
-    assert response.status_code == 400
-    assert response.json()["code"] == "invalid_parameter"
-    assert name in response.json()["fields"]
+    ]:
+        response = await asgi_api.get("/highlights", params=params)
+        assert response.status_code == 400, (params, name)
+        assert response.json()["code"] == "invalid_parameter"
+        assert name in response.json()["fields"]
 
 
 # --- list filters -------------------------------------------------------------------------
 
 
-async def test_filter_by_source_id_including_an_article(api: Api) -> None:
-    book = await api.source("Book")
-    article_id = api.article(title="Saved page")
-    in_book = await api.highlight("in the book", source_id=book["id"])
-    in_article = await api.highlight("in the article", article_id=article_id)
-    await api.highlight("elsewhere")
-    by_book = await api.get("/highlights", params={"source_id": book["id"]})
+async def test_filter_by_source_id_including_an_article(asgi_api: Api) -> None:
+    book = await asgi_api.source("Book")
+    article_id = asgi_api.article(title="Saved page")
+    in_book = await asgi_api.highlight("in the book", source_id=book["id"])
+    in_article = await asgi_api.highlight("in the article", article_id=article_id)
+    await asgi_api.highlight("elsewhere")
+    by_book = await asgi_api.get("/highlights", params={"source_id": book["id"]})
     assert ids(by_book) == [in_book["id"]]
-    by_article = await api.get("/highlights", params={"source_id": article_id})
+    by_article = await asgi_api.get("/highlights", params={"source_id": article_id})
     assert ids(by_article) == [in_article["id"]]
     assert by_article.json()["data"][0]["source"]["type"] == "article"
     assert by_article.json()["data"][0]["source"]["name"] == "Saved page"
 
 
-async def test_filter_favorite(api: Api) -> None:
-    liked = await api.highlight("liked", favorite=True)
-    plain = await api.highlight("plain")
-    assert ids(await api.get("/highlights", params={"favorite": "true"})) == [liked["id"]]
-    assert ids(await api.get("/highlights", params={"favorite": "false"})) == [plain["id"]]
+async def test_filter_favorite(asgi_api: Api) -> None:
+    liked = await asgi_api.highlight("liked", favorite=True)
+    plain = await asgi_api.highlight("plain")
+    assert ids(await asgi_api.get("/highlights", params={"favorite": "true"})) == [liked["id"]]
+    assert ids(await asgi_api.get("/highlights", params={"favorite": "false"})) == [plain["id"]]
 
 
-async def test_filter_tag_id_keeps_full_tag_list(api: Api) -> None:
-    both = await api.highlight("both", tags=["alpha", "beta"])
-    await api.highlight("beta only", tags=["beta"])
+async def test_filter_tag_id_keeps_full_tag_list(asgi_api: Api) -> None:
+    both = await asgi_api.highlight("both", tags=["alpha", "beta"])
+    await asgi_api.highlight("beta only", tags=["beta"])
     alpha_id = next(t["id"] for t in both["tags"] if t["name"] == "alpha")
-    response = await api.get("/highlights", params={"tag_id": alpha_id})
+    response = await asgi_api.get("/highlights", params={"tag_id": alpha_id})
     assert ids(response) == [both["id"]]
     assert sorted(t["name"] for t in response.json()["data"][0]["tags"]) == ["alpha", "beta"]
 
@@ -185,24 +179,24 @@ async def test_filter_tag_name_is_case_insensitive(asgi_api: Api) -> None:
     assert unknown_id.status_code == 200 and ids(unknown_id) == []
 
 
-async def test_filter_updated_since(api: Api) -> None:
-    old = await api.highlight("old")
-    new = await api.highlight("new")
-    api.sql(
+async def test_filter_updated_since(asgi_api: Api) -> None:
+    old = await asgi_api.highlight("old")
+    new = await asgi_api.highlight("new")
+    asgi_api.sql(
         "UPDATE highlights SET updated_at = ? WHERE id = ?", (ts("2020-01-01T00:00:00Z"), old["id"])
     )
-    api.sql(
+    asgi_api.sql(
         "UPDATE highlights SET updated_at = ? WHERE id = ?", (ts("2024-01-01T00:00:00Z"), new["id"])
     )
-    since = await api.get("/highlights", params={"updated_since": "2023-06-01T00:00:00Z"})
+    since = await asgi_api.get("/highlights", params={"updated_since": "2023-06-01T00:00:00Z"})
     assert ids(since) == [new["id"]]
     # Any ISO 8601 form, including an offset, compares in UTC.
-    offset_form = await api.get(
+    offset_form = await asgi_api.get(
         "/highlights", params={"updated_since": "2020-01-01T01:30:00+02:00"}
     )
     assert set(ids(offset_form)) == {old["id"], new["id"]}
     # "after": an item updated exactly at the instant is not included.
-    exact = await api.get("/highlights", params={"updated_since": "2024-01-01T00:00:00Z"})
+    exact = await asgi_api.get("/highlights", params={"updated_since": "2024-01-01T00:00:00Z"})
     assert ids(exact) == []
 
 
@@ -227,17 +221,17 @@ async def test_include_deleted_lists_tombstones(api: Api) -> None:
     assert ids(sync) == [gone["id"]]
 
 
-async def test_include_metadata(api: Api) -> None:
-    item = await api.highlight("with metadata", metadata={"k": [1, 2], "nested": {"a": None}})
-    plain = await api.get("/highlights")
+async def test_include_metadata(asgi_api: Api) -> None:
+    item = await asgi_api.highlight("with metadata", metadata={"k": [1, 2], "nested": {"a": None}})
+    plain = await asgi_api.get("/highlights")
     assert "metadata" not in plain.json()["data"][0]
-    rich = await api.get("/highlights", params={"include_metadata": "true"})
+    rich = await asgi_api.get("/highlights", params={"include_metadata": "true"})
     assert rich.json()["data"][0]["metadata"] == {"k": [1, 2], "nested": {"a": None}}
-    one = await api.get(f"/highlights/{item['id']}", params={"include_metadata": "true"})
+    one = await asgi_api.get(f"/highlights/{item['id']}", params={"include_metadata": "true"})
     assert one.json()["data"]["metadata"] == {"k": [1, 2], "nested": {"a": None}}
-    assert "metadata" not in (await api.get(f"/highlights/{item['id']}")).json()["data"]
-    bare = await api.highlight("no metadata")
-    one = await api.get(f"/highlights/{bare['id']}", params={"include_metadata": "1"})
+    assert "metadata" not in (await asgi_api.get(f"/highlights/{item['id']}")).json()["data"]
+    bare = await asgi_api.highlight("no metadata")
+    one = await asgi_api.get(f"/highlights/{bare['id']}", params={"include_metadata": "1"})
     assert one.json()["data"]["metadata"] == {}
 
 
@@ -253,11 +247,11 @@ async def test_get_one(api: Api) -> None:
     assert response.json()["data"] == item
 
 
-@pytest.mark.parametrize("bad", ["not-a-uuid", "123", str(uuid.uuid4()), "%20"])
-async def test_get_one_missing_or_malformed_is_404(api: Api, bad: str) -> None:
-    response = await api.get(f"/highlights/{bad}")
-    assert response.status_code == 404
-    assert response.json()["code"] == "not_found"
+async def test_get_one_missing_or_malformed_is_404(asgi_api: Api) -> None:
+    for bad in ["not-a-uuid", "123", str(uuid.uuid4()), "%20"]:
+        response = await asgi_api.get(f"/highlights/{bad}")
+        assert response.status_code == 404, bad
+        assert response.json()["code"] == "not_found"
 
 
 async def test_get_deleted_is_404(asgi_api: Api) -> None:
@@ -306,24 +300,24 @@ async def test_random_count_is_clamped_to_20(asgi_api: Api) -> None:
     )
 
 
-@pytest.mark.parametrize("count", ["0", "-1", "two"])
-async def test_random_bad_count_is_400(asgi_api: Api, count: str) -> None:
-    await asgi_api.highlight("x")
-    response = await asgi_api.get("/highlights/random", params={"count": count})
-    assert response.status_code == 400
-    assert response.json()["fields"].keys() == {"count"}
+async def test_random_bad_count_is_400(asgi_api: Api) -> None:
+    for count in ["0", "-1", "two"]:
+        await asgi_api.highlight("x")
+        response = await asgi_api.get("/highlights/random", params={"count": count})
+        assert response.status_code == 400, count
+        assert response.json()["fields"].keys() == {"count"}
 
 
-async def test_random_404_when_no_highlights(api: Api) -> None:
-    response = await api.get("/highlights/random")
+async def test_random_404_when_no_highlights(asgi_api: Api) -> None:
+    response = await asgi_api.get("/highlights/random")
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"
-    with_count = await api.get("/highlights/random", params={"count": 3})
+    with_count = await asgi_api.get("/highlights/random", params={"count": 3})
     assert with_count.status_code == 404
     # Deleted highlights do not count.
-    item = await api.highlight("soon gone")
-    await api.delete(f"/highlights/{item['id']}")
-    assert (await api.get("/highlights/random")).status_code == 404
+    item = await asgi_api.highlight("soon gone")
+    await asgi_api.delete(f"/highlights/{item['id']}")
+    assert (await asgi_api.get("/highlights/random")).status_code == 404
 
 
 async def test_random_filters(asgi_api: Api) -> None:
@@ -375,9 +369,8 @@ async def test_create_content_and_note_bounds(asgi_api: Api) -> None:
     assert wide.status_code == 201
 
 
-@pytest.mark.parametrize(
-    ("body", "field"),
-    [
+async def test_create_rejects(asgi_api: Api) -> None:
+    for body, field in [
         ({}, "content"),
         ({"content": ""}, "content"),
         ({"content": "   "}, "content"),
@@ -395,14 +388,12 @@ async def test_create_content_and_note_bounds(asgi_api: Api) -> None:
         ({"content": "x", "tags": ["ok", 3]}, "tags[1]"),
         ({"content": "x", "tags": ["t" * 101]}, "tags[0]"),
         ({"content": "x", "metadata": [1]}, "metadata"),
-    ],
-)
-async def test_create_rejects(asgi_api: Api, body: dict[str, Any], field: str) -> None:
-    response = await asgi_api.post("/highlights", body)
-    assert response.status_code == 422, response.text
-    assert response.json()["code"] == "validation_failed"
-    assert field in response.json()["fields"], response.json()
-    assert asgi_api.scalar("SELECT count(*) FROM highlights") == 0
+    ]:
+        response = await asgi_api.post("/highlights", body)
+        assert response.status_code == 422, response.text
+        assert response.json()["code"] == "validation_failed"
+        assert field in response.json()["fields"], response.json()
+        assert asgi_api.scalar("SELECT count(*) FROM highlights") == 0
 
 
 async def test_create_location_zero_and_plain_date(asgi_api: Api) -> None:
@@ -411,30 +402,32 @@ async def test_create_location_zero_and_plain_date(asgi_api: Api) -> None:
     assert item["date"].startswith("2024-02-29T00:00:00")
 
 
-async def test_create_parent_rules(api: Api) -> None:
-    book = await api.source("Book")
-    article_id = api.article()
-    both = await api.post(
+async def test_create_parent_rules(asgi_api: Api) -> None:
+    book = await asgi_api.source("Book")
+    article_id = asgi_api.article()
+    both = await asgi_api.post(
         "/highlights", {"content": "x", "source_id": book["id"], "article_id": article_id}
     )
     assert both.status_code == 422 and both.json()["code"] == "validation_failed"
-    unknown_source = await api.post("/highlights", {"content": "x", "source_id": str(uuid.uuid4())})
+    unknown_source = await asgi_api.post(
+        "/highlights", {"content": "x", "source_id": str(uuid.uuid4())}
+    )
     assert unknown_source.status_code == 422
     assert set(unknown_source.json()["fields"]) == {"source_id"}
-    unknown_article = await api.post(
+    unknown_article = await asgi_api.post(
         "/highlights", {"content": "x", "article_id": str(uuid.uuid4())}
     )
     assert unknown_article.status_code == 422
     assert set(unknown_article.json()["fields"]) == {"article_id"}
     # A book's id is not an article id.
-    not_article = await api.post("/highlights", {"content": "x", "article_id": book["id"]})
+    not_article = await asgi_api.post("/highlights", {"content": "x", "article_id": book["id"]})
     assert not_article.status_code == 422
-    on_article = await api.highlight("on the article", article_id=article_id)
+    on_article = await asgi_api.highlight("on the article", article_id=article_id)
     assert on_article["source"]["id"] == article_id
     # An article is also a source: source_id works for it.
-    via_source_id = await api.highlight("also on it", source_id=article_id)
+    via_source_id = await asgi_api.highlight("also on it", source_id=article_id)
     assert via_source_id["source"]["id"] == article_id
-    assert api.scalar("SELECT count(*) FROM highlights") == 2
+    assert asgi_api.scalar("SELECT count(*) FROM highlights") == 2
 
 
 async def test_create_on_deleted_source_is_422(asgi_api: Api) -> None:
@@ -444,16 +437,16 @@ async def test_create_on_deleted_source_is_422(asgi_api: Api) -> None:
     assert response.status_code == 422 and "source_id" in response.json()["fields"]
 
 
-async def test_create_tags_by_name_any_case_and_by_id(api: Api) -> None:
-    first = await api.highlight("one", tags=["Ideas"])
+async def test_create_tags_by_name_any_case_and_by_id(asgi_api: Api) -> None:
+    first = await asgi_api.highlight("one", tags=["Ideas"])
     ideas = first["tags"][0]
-    second = await api.highlight("two", tags=["IDEAS", "ideas", "new one"])
+    second = await asgi_api.highlight("two", tags=["IDEAS", "ideas", "new one"])
     assert [t["id"] for t in second["tags"] if t["name"] == "Ideas"] == [ideas["id"]]
     assert sorted(t["name"] for t in second["tags"]) == ["Ideas", "new one"]
-    third = await api.highlight("three", tags=[ideas["id"]])
+    third = await asgi_api.highlight("three", tags=[ideas["id"]])
     assert third["tags"] == [ideas]
-    assert api.scalar("SELECT count(*) FROM tags") == 2
-    unknown = await api.post("/highlights", {"content": "x", "tags": [str(uuid.uuid4())]})
+    assert asgi_api.scalar("SELECT count(*) FROM tags") == 2
+    unknown = await asgi_api.post("/highlights", {"content": "x", "tags": [str(uuid.uuid4())]})
     assert unknown.status_code == 422 and set(unknown.json()["fields"]) == {"tags[0]"}
 
 
@@ -550,18 +543,18 @@ async def test_bulk_names_every_bad_item(asgi_api: Api) -> None:
     }
 
 
-@pytest.mark.parametrize("body", [{}, {"highlights": "x"}, {"highlights": []}, {"items": []}])
-async def test_bulk_needs_a_non_empty_array(asgi_api: Api, body: dict[str, Any]) -> None:
-    response = await asgi_api.post("/highlights/bulk", body)
-    assert response.status_code == 422
-    assert "highlights" in response.json()["fields"]
+async def test_bulk_needs_a_non_empty_array(asgi_api: Api) -> None:
+    for body in [{}, {"highlights": "x"}, {"highlights": []}, {"items": []}]:
+        response = await asgi_api.post("/highlights/bulk", body)
+        assert response.status_code == 422, body
+        assert "highlights" in response.json()["fields"]
 
 
 # --- PATCH --------------------------------------------------------------------------------
 
 
-async def test_patch_changes_only_present_fields(api: Api) -> None:
-    item = await api.highlight(
+async def test_patch_changes_only_present_fields(asgi_api: Api) -> None:
+    item = await asgi_api.highlight(
         "original",
         note="a note",
         url="https://example.com/a",
@@ -570,14 +563,14 @@ async def test_patch_changes_only_present_fields(api: Api) -> None:
         tags=["keep"],
         metadata={"a": 1},
     )
-    response = await api.patch(f"/highlights/{item['id']}", {"favorite": True})
+    response = await asgi_api.patch(f"/highlights/{item['id']}", {"favorite": True})
     assert response.status_code == 200
     updated = response.json()["data"]
     assert updated["favorite"] is True
     for name in ("content", "note", "url", "location", "date", "tags", "source"):
         assert updated[name] == item[name], name
     assert updated["updated_at"] >= item["updated_at"]
-    fetched = await api.get(f"/highlights/{item['id']}", params={"include_metadata": "true"})
+    fetched = await asgi_api.get(f"/highlights/{item['id']}", params={"include_metadata": "true"})
     assert fetched.json()["data"]["metadata"] == {"a": 1}
 
 
@@ -606,15 +599,15 @@ async def test_patch_null_clears(api: Api) -> None:
     assert cleared["content"] == "text"
 
 
-async def test_patch_tags_replace_the_set(api: Api) -> None:
-    item = await api.highlight("t", tags=["one", "two"])
-    response = await api.patch(f"/highlights/{item['id']}", {"tags": ["TWO", "three"]})
+async def test_patch_tags_replace_the_set(asgi_api: Api) -> None:
+    item = await asgi_api.highlight("t", tags=["one", "two"])
+    response = await asgi_api.patch(f"/highlights/{item['id']}", {"tags": ["TWO", "three"]})
     assert response.status_code == 200
     assert sorted(t["name"] for t in response.json()["data"]["tags"]) == ["three", "two"]
-    cleared = await api.patch(f"/highlights/{item['id']}", {"tags": []})
+    cleared = await asgi_api.patch(f"/highlights/{item['id']}", {"tags": []})
     assert cleared.json()["data"]["tags"] == []
     # The tags themselves remain.
-    assert api.scalar("SELECT count(*) FROM tags") == 3
+    assert asgi_api.scalar("SELECT count(*) FROM tags") == 3
 
 
 async def test_patch_tags_null_clears_them(asgi_api: Api) -> None:
@@ -647,7 +640,7 @@ async def test_patch_content_and_bounds(asgi_api: Api) -> None:
 async def test_patch_missing_is_404(asgi_api: Api) -> None:
     for bad in ("nope", str(uuid.uuid4())):
         response = await asgi_api.patch(f"/highlights/{bad}", {"favorite": True})
-        assert response.status_code == 404
+        assert response.status_code == 404, bad
         assert response.json()["code"] == "not_found"
     item = await asgi_api.highlight("deleted")
     await asgi_api.delete(f"/highlights/{item['id']}")
@@ -657,20 +650,20 @@ async def test_patch_missing_is_404(asgi_api: Api) -> None:
 # --- DELETE -------------------------------------------------------------------------------
 
 
-async def test_delete_is_soft_and_idempotent(api: Api) -> None:
-    item = await api.highlight("bye")
-    first = await api.delete(f"/highlights/{item['id']}")
+async def test_delete_is_soft_and_idempotent(asgi_api: Api) -> None:
+    item = await asgi_api.highlight("bye")
+    first = await asgi_api.delete(f"/highlights/{item['id']}")
     assert first.status_code == 200
-    again = await api.delete(f"/highlights/{item['id']}")
+    again = await asgi_api.delete(f"/highlights/{item['id']}")
     assert again.status_code == 200
-    assert api.scalar("SELECT count(*) FROM highlights WHERE id = ?", (item["id"],)) == 1
-    assert (await api.get("/highlights")).json()["data"] == []
+    assert asgi_api.scalar("SELECT count(*) FROM highlights WHERE id = ?", (item["id"],)) == 1
+    assert (await asgi_api.get("/highlights")).json()["data"] == []
 
 
-async def test_delete_missing_is_404(api: Api) -> None:
+async def test_delete_missing_is_404(asgi_api: Api) -> None:
     for bad in ("nope", str(uuid.uuid4())):
-        response = await api.delete(f"/highlights/{bad}")
-        assert response.status_code == 404
+        response = await asgi_api.delete(f"/highlights/{bad}")
+        assert response.status_code == 404, bad
         assert response.json()["code"] == "not_found"
 
 
