@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Api, OpenApi
+from api_testkit import Api, OpenApi
 
 from screvi_mcp.local.auth import SUBSCRIPTION_SETTING
 from screvi_mcp.local.library import Library

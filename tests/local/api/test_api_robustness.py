@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from conftest import Api
+from api_testkit import Api
 
 
 async def test_out_of_range_values_are_422_not_500(asgi_api: Api) -> None:

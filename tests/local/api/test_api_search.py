@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import Api
+from api_testkit import Api
 
 RESULT_EXTRA = {"similarity", "match_type", "relevance", "verified_relevance"}
 HIGHLIGHT_FIELDS = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from conftest import Api, ts
+from api_testkit import Api, ts
 
 SOURCE_FIELDS = {
     "id",

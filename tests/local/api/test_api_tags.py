@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from conftest import Api
+from api_testkit import Api
 
 TAG_FIELDS = {"id", "name", "color", "highlight_count", "article_count", "created_at", "updated_at"}
 
