@@ -7,4 +7,5 @@ cd "$(dirname "$0")/.."
 .venv/bin/python -m pip install -q -e '.[local,test]'
 .venv/bin/ruff check src tests
 .venv/bin/mypy
+npm ci --prefix e2e --no-audit --no-fund --loglevel=error
 .venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,126 @@
+"""MCP Inspector's CLI (`mcp-inspector --cli`, pinned in e2e/package.json) drives the
+scenario, one CLI call per step as a script or a person at a terminal would, through host
+config files: Claude Desktop's stdio config, and URL entries over streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_harness import (
+    ARTICLE_ID,
+    ID,
+    INSPECTOR_BIN,
+    NEXT_OFFSET,
+    NODE,
+    SEARCH_QUERY,
+    Library,
+    article_url,
+    check_scenario,
+    first_match,
+    highlight_tags,
+    quiet_env,
+    require,
+    run,
+)
+
+TOOL_ERROR_EXIT = 5  # the Inspector CLI's exit code when a tool answers isError
+
+
+class Inspector:
+    def __init__(self, config: Path, home: Path) -> None:
+        self.config = config
+        self.env = quiet_env(home)
+
+    def request(self, server: str, *method: str, expect_exit: int = 0) -> dict[str, Any]:
+        done = run(
+            [
+                require(NODE),
+                require(INSPECTOR_BIN),
+                "--cli",
+                "--config",
+                self.config,
+                "--server",
+                server,
+                "--format",
+                "json",
+                "--quiet",
+                *method,
+            ],
+            env=self.env,
+        )
+        assert done.returncode == expect_exit, (
+            f"inspector {' '.join(method)} exited {done.returncode}, expected {expect_exit}\n"
+            f"stdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-2000:]}"
+        )
+        payload: dict[str, Any] = json.loads(done.stdout)["result"]
+        return payload
+
+    def call(
+        self, server: str, tool: str, arguments: dict[str, Any], expect_exit: int = 0
+    ) -> dict[str, Any]:
+        result = self.request(
+            server,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            tool,
+            "--tool-args-json",
+            json.dumps(arguments),
+            expect_exit=expect_exit,
+        )
+        text = "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
+        return {"isError": result.get("isError", False), "text": text}
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
+def test_inspector_cli_runs_the_scenario(
+    transport: str,
+    library: Library,
+    site: str,
+    stdio_config: Path,
+    request: pytest.FixtureRequest,
+    client_home: Path,
+) -> None:
+    # The HTTP config (and its servers) only when that transport is under test.
+    config = stdio_config if transport == "stdio" else request.getfixturevalue("http_config")
+    inspector = Inspector(config, client_home)
+    tag = f"e2e-inspector-{transport}"
+    report: dict[str, Any] = {}
+
+    listed = inspector.request("screvi", "--method", "tools/list")
+    report["tools"] = [tool["name"] for tool in listed["tools"]]
+
+    report["search"] = inspector.call("screvi", "search_highlights", {"query": SEARCH_QUERY})
+    report["highlight_id"] = first_match(ID, report["search"]["text"], "highlight id")
+
+    report["save"] = inspector.call(
+        "screvi",
+        "save_article",
+        {"url": article_url(site, f"inspector-{transport}"), "wait": True, "wait_seconds": 60},
+    )
+    article_id = first_match(ARTICLE_ID, report["save"]["text"], "article id")
+    report["chunk1"] = inspector.call("screvi", "read_article", {"article_id": article_id})
+    offset = int(first_match(NEXT_OFFSET, report["chunk1"]["text"], "next offset"))
+    report["chunk2"] = inspector.call(
+        "screvi", "read_article", {"article_id": article_id, "offset": offset}
+    )
+
+    report["tag"] = inspector.call(
+        "screvi", "add_highlight_tags", {"highlight_id": report["highlight_id"], "tags": [tag]}
+    )
+
+    skill = inspector.request("screvi", "--method", "resources/read", "--uri", "screvi://skill.md")
+    report["skill"] = skill["contents"][0]["text"]
+
+    report["error"] = inspector.call(
+        "screvi-readonly",
+        "create_highlight",
+        {"content": "Written through a read-only key: this must be refused."},
+        expect_exit=TOOL_ERROR_EXIT,
+    )
+
+    check_scenario(report, tag=tag)
+    assert tag in highlight_tags(library.api_url, library.write_key, report["highlight_id"])
