@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from screvi_mcp.local import clock
 from screvi_mcp.local.fetching import store
@@ -35,6 +36,8 @@ from screvi_mcp.local.fetching.urls import host_of
 from screvi_mcp.local.library import Library
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acrobat"})
@@ -134,6 +137,9 @@ class ArticleWorker:
         self._idle = asyncio.Event()
         self._dispatcher: asyncio.Task[None] | None = None
         self._running: dict[asyncio.Task[None], str] = {}
+        self._db_calls: set[asyncio.Future[Any]] = set()
+        self._claimed: set[str] = set()  # rows this worker moved to `fetching` and still owns
+        self._stopping = False
 
     @property
     def started(self) -> bool:
@@ -142,7 +148,7 @@ class ArticleWorker:
     async def start(self) -> None:
         if self._dispatcher is not None:
             return
-        requeued, failed = await asyncio.to_thread(self._reset_interrupted)
+        requeued, failed = await self._db(self._reset_interrupted)
         if requeued or failed:
             logger.info(
                 "resuming %d article(s) interrupted by a previous shutdown (%d given up)",
@@ -150,6 +156,7 @@ class ArticleWorker:
                 failed,
             )
         self._idle.clear()
+        self._stopping = False
         self._dispatcher = asyncio.create_task(self._dispatch(), name="article-worker")
 
     async def stop(self) -> None:
@@ -157,11 +164,26 @@ class ArticleWorker:
         dispatcher, self._dispatcher = self._dispatcher, None
         if dispatcher is None:
             return
+        self._stopping = True  # before any release below: no claim may follow a release
         dispatcher.cancel()
         running = list(self._running)
         for task in running:
             task.cancel()
         await asyncio.gather(dispatcher, *running, return_exceptions=True)
+        # Cancelling an await does not stop its thread: wait until no thread still uses the
+        # library, which the caller is about to close (a closed connection in use crashes).
+        while self._db_calls:
+            await asyncio.gather(*list(self._db_calls), return_exceptions=True)
+        # A claim that landed after its dispatcher was cancelled has no task: hand it back.
+        for article_id in list(self._claimed):
+            await self._db(self._release, article_id)
+
+    async def _db(self, function: Callable[..., _T], *args: Any) -> _T:
+        """Run a database step in a worker thread; it finishes even if the caller is cancelled."""
+        call = asyncio.ensure_future(asyncio.to_thread(function, *args))
+        self._db_calls.add(call)
+        call.add_done_callback(self._db_calls.discard)
+        return await asyncio.shield(call)
 
     def wake(self) -> None:
         """New work may be due: look now rather than at the next poll."""
@@ -178,7 +200,13 @@ class ArticleWorker:
 
     def _claim(self) -> store.Claim | None:
         with self.library.write() as conn:
-            return store.claim_next(conn)
+            # Checked under the write lock: a claim cannot slip in after stop() released rows.
+            if self._stopping:
+                return None
+            claim = store.claim_next(conn)
+        if claim is not None:
+            self._claimed.add(claim.article_id)
+        return claim
 
     def _seconds_until_due(self) -> float:
         due = store.next_due_at(self.library.connection())
@@ -192,7 +220,7 @@ class ArticleWorker:
             self._wake.clear()
             try:
                 while len(self._running) < self.settings.concurrency:
-                    claim = await asyncio.to_thread(self._claim)
+                    claim = await self._db(self._claim)
                     if claim is None:
                         break
                     task = asyncio.create_task(
@@ -200,7 +228,7 @@ class ArticleWorker:
                     )
                     self._running[task] = claim.article_id
                     task.add_done_callback(self._finished)
-                wait = await asyncio.to_thread(self._seconds_until_due)
+                wait = await self._db(self._seconds_until_due)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -235,8 +263,10 @@ class ArticleWorker:
         try:
             await self._fetch_and_store(claim)
         except asyncio.CancelledError:
-            await asyncio.shield(asyncio.to_thread(self._release, claim.article_id))
+            await self._db(self._release, claim.article_id)
             raise
+        finally:
+            self._claimed.discard(claim.article_id)
 
     def _release(self, article_id: str) -> None:
         try:
@@ -244,6 +274,7 @@ class ArticleWorker:
                 store.release(conn, article_id)
         except Exception:  # shutting down: the next start resumes it anyway
             logger.warning("could not hand article %s back to the queue", article_id)
+        self._claimed.discard(article_id)
 
     async def _fetch_and_store(self, claim: store.Claim) -> None:
         url = claim.url
@@ -255,7 +286,7 @@ class ArticleWorker:
             return
         except Exception:
             logger.exception("unexpected error fetching article %s", claim.article_id)
-            await asyncio.to_thread(
+            await self._db(
                 self._store_failed,
                 claim,
                 "An unexpected error occurred while fetching the page",
@@ -270,7 +301,7 @@ class ArticleWorker:
         try:
             article = await asyncio.to_thread(extract_fetched, result)
         except ExtractionError as exc:
-            await asyncio.to_thread(
+            await self._db(
                 self._store_failed,
                 claim,
                 f"Could not extract the article: {exc.message}",
@@ -286,7 +317,7 @@ class ArticleWorker:
             return
         except Exception:
             logger.exception("unexpected error extracting article %s", claim.article_id)
-            await asyncio.to_thread(
+            await self._db(
                 self._store_failed,
                 claim,
                 "An unexpected error occurred while extracting the article",
@@ -298,7 +329,7 @@ class ArticleWorker:
                 ),
             )
             return
-        await asyncio.to_thread(self._store_parsed, claim, article, result.url)
+        await self._db(self._store_parsed, claim, article, result.url)
         logger.info("article %s parsed (%d words)", claim.article_id, article.word_count)
 
     async def _fetch_failed(self, claim: store.Claim, exc: FetchError) -> None:
@@ -315,7 +346,7 @@ class ArticleWorker:
         )
         if not retry:
             logger.info("article %s failed: %s", claim.article_id, exc.message)
-            await asyncio.to_thread(self._store_failed, claim, message, failure)
+            await self._db(self._store_failed, claim, message, failure)
             return
         delay = min(
             self.settings.retry_max_delay,
@@ -324,7 +355,7 @@ class ArticleWorker:
         delay *= random.uniform(0.8, 1.2)  # jitter: retries of one site do not march in step
         due = clock.parse_timestamp(clock.now()) + timedelta(seconds=delay)
         logger.info("article %s: %s; retrying in %.0f s", claim.article_id, exc.message, delay)
-        await asyncio.to_thread(
+        await self._db(
             self._requeue,
             claim,
             clock.format_timestamp(due),
