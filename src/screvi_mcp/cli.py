@@ -98,7 +98,11 @@ def cmd_api(args: argparse.Namespace) -> int:
         f"screvi-mcp: serving the library {path} at http://{args.host}:{args.port}/api/v1",
         file=sys.stderr,
     )
-    app = create_app(path, rate_limit_per_minute=args.rate_limit)
+    app = create_app(
+        path,
+        rate_limit_per_minute=args.rate_limit,
+        allow_private_networks=True if args.allow_private_networks else None,
+    )
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
@@ -246,6 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="requests per minute per key (default: the library's setting, else 100)",
+    )
+    api.add_argument(
+        "--allow-private-networks",
+        action="store_true",
+        help="let saved articles be fetched from loopback and private-network addresses "
+        "(refused by default; also SCREVI_ALLOW_PRIVATE_NETWORKS=1)",
     )
     api.set_defaults(handler=cmd_api)
 

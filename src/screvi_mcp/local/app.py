@@ -17,6 +17,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
+from screvi_mcp.local.fetching.fetcher import Fetcher
+from screvi_mcp.local.fetching.netguard import AddressPolicy
+from screvi_mcp.local.fetching.pipeline import ArticleWorker
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.ratelimit import RateLimiter
 from screvi_mcp.local.routes import articles, highlights, search, skill, sources, tags
@@ -60,8 +63,13 @@ def create_app(
     *,
     rate_limit_per_minute: int | None = None,
     skill_path: Path | None = None,
+    allow_private_networks: bool | None = None,
 ) -> Starlette:
-    """The API app over the library file at `library_path` (created if missing)."""
+    """The API app over the library file at `library_path` (created if missing).
+
+    `allow_private_networks` lets the article fetcher reach loopback and private addresses
+    (None: as `SCREVI_ALLOW_PRIVATE_NETWORKS` says; off by default).
+    """
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -73,9 +81,16 @@ def create_app(
         app.state.rate_limiter = RateLimiter(limit)
         app.state.skill_path = skill_path or bundled_skill_path()
         _attach_search(library)
+        fetcher = Fetcher(AddressPolicy.from_env(allow_private_networks))
+        worker = ArticleWorker(library, fetcher)
+        app.state.fetcher = fetcher
+        app.state.article_worker = worker
+        await worker.start()  # also resumes articles a crash left queued or fetching
         try:
             yield
         finally:
+            await worker.stop()
+            await fetcher.aclose()
             library.close()
 
     api_routes: list[Route] = [

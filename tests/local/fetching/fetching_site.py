@@ -24,6 +24,16 @@ from screvi_mcp.local.fetching.netguard import IPAddress
 FIXTURES = Path(__file__).parent / "fixtures"
 
 ARTICLE_HTML = (FIXTURES / "article.html").read_bytes()
+# The same article with twenty more paragraphs (some emoji among them): several chunks long.
+LONG_ARTICLE_HTML = ARTICLE_HTML.replace(
+    b"</article>",
+    "".join(
+        f"<p>Paragraph {n} 📚 goes on about margins, memory and the patience that slow reading "
+        f"asks of anyone who tries it for a week or two, and what it gives back.</p>\n"
+        for n in range(20)
+    ).encode()
+    + b"</article>",
+)
 
 
 def _pdf_escape(text: str) -> str:
@@ -208,6 +218,8 @@ class _Handler(BaseHTTPRequestHandler):
         site.counters[path] = site.counters.get(path, 0) + 1
         if path in ("/article", "/essays/reading-slowly", "/article/"):
             self.send(200, ARTICLE_HTML)
+        elif path == "/long":
+            self.send(200, LONG_ARTICLE_HTML)
         elif path == "/article-no-type":
             self.send(200, ARTICLE_HTML, content_type="")
         elif path.startswith("/redirect/"):

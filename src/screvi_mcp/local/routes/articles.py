@@ -5,6 +5,9 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from screvi_mcp.local.bodies import ArticleCreate, ArticleUpdate, TagsBody, parse_body
+from screvi_mcp.local.errors import validation_failed
+from screvi_mcp.local.fetching import save as fetching_save
+from screvi_mcp.local.fetching.urls import InvalidArticleURL
 from screvi_mcp.local.http import Call, Reply, endpoint
 from screvi_mcp.local.store import articles
 from screvi_mcp.models import ArticleStatus, HomeStatus
@@ -37,13 +40,21 @@ def list_articles(call: Call) -> Reply:
     return Reply({"data": items, "pagination": page})
 
 
-def save_article(call: Call) -> Reply:
+async def save_article(call: Call) -> Reply:
+    """Resolves short links and reads social posts (bounded); the page is fetched later."""
     body = parse_body(ArticleCreate, call.body)
-    created, article_id, state = articles.save(call.library, body.url, body.tags)
-    return Reply(
-        {"data": {"id": article_id, "parse_state": state, "duplicate": not created}},
-        status=201 if created else 200,
-    )
+    try:
+        outcome = await fetching_save.save_article(
+            call.library,
+            body.url,
+            body.tags,
+            fetcher=call.state.fetcher,
+            worker=call.state.article_worker,
+            tag_hook=articles.tag_saved,
+        )
+    except InvalidArticleURL as error:
+        raise validation_failed({"url": str(error)}) from None
+    return Reply({"data": outcome.response_data()}, status=outcome.status_code)
 
 
 def get_article(call: Call) -> Reply:
@@ -79,7 +90,11 @@ def remove_tags(call: Call) -> Reply:
 
 routes = [
     Route("/articles", endpoint(list_articles), methods=["GET"]),
-    Route("/articles", endpoint(save_article, write=True, body=True), methods=["POST"]),
+    Route(
+        "/articles",
+        endpoint(write=True, body=True, async_handler=save_article),
+        methods=["POST"],
+    ),
     Route("/articles/{id}", endpoint(get_article), methods=["GET"]),
     Route("/articles/{id}", endpoint(update_article, write=True, body=True), methods=["PATCH"]),
     Route("/articles/{id}/tags", endpoint(add_tags, write=True, body=True), methods=["POST"]),

@@ -9,15 +9,19 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from screvi_mcp.local import clock
 from screvi_mcp.local.errors import not_found
+from screvi_mcp.local.fetching.chunks import slice_content
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.params import is_uuid
 from screvi_mcp.local.store import render, tags
 from screvi_mcp.local.store.pages import like_pattern, offset, pagination
+
+if TYPE_CHECKING:
+    from screvi_mcp.local.fetching.save import SaveOutcome
 
 SORT_COLUMNS = {
     "saved_at": "a.saved_at",
@@ -114,25 +118,17 @@ def get_summary(conn: sqlite3.Connection, article_id: str, *, root_url: str) -> 
 
 
 def chunk(text: str | None, start: int, max_chars: int | None) -> dict[str, Any]:
-    """Slice a body by characters with the spec's arithmetic.
+    """Slice a body by characters with the spec's arithmetic (see fetching/chunks.py).
 
-    `content_truncated` is true exactly when `content_offset + len(content) < content_length`.
-    Python strings index code points, so a slice can never split a surrogate pair.
+    `content_truncated` is true exactly when `content_offset + len(content) < content_length`;
+    no chunk ever splits a surrogate pair or carries a lone surrogate.
     """
-    if text is None:
-        return {
-            "content": None,
-            "content_length": 0,
-            "content_offset": start,
-            "content_truncated": False,
-        }
-    end = len(text) if max_chars is None else start + max_chars
-    piece = text[start:end]
+    piece = slice_content(text, start, max_chars)
     return {
-        "content": piece,
-        "content_length": len(text),
-        "content_offset": start,
-        "content_truncated": start + len(piece) < len(text),
+        "content": piece.content,
+        "content_length": piece.content_length,
+        "content_offset": piece.content_offset,
+        "content_truncated": piece.content_truncated,
     }
 
 
@@ -218,6 +214,28 @@ def insert_queued(
     )
     set_tags(conn, article_id, tags.resolve(conn, tag_entries or []))
     return article_id
+
+
+def tag_saved(conn: sqlite3.Connection, saved: SaveOutcome, entries: list[str]) -> None:
+    """POST /articles' tags, added to what was saved (new or duplicate, article or highlight);
+    inside the save's transaction."""
+    tag_ids = tags.resolve(conn, entries)
+    if saved.kind == "highlight":
+        conn.executemany(
+            "INSERT OR IGNORE INTO highlight_tags(highlight_id, tag_id) VALUES (?, ?)",
+            [(saved.id, tag_id) for tag_id in tag_ids],
+        )
+        if saved.duplicate:
+            conn.execute(
+                "UPDATE highlights SET updated_at = ? WHERE id = ?", (clock.now(), saved.id)
+            )
+        return
+    conn.executemany(
+        "INSERT OR IGNORE INTO source_tags(source_id, tag_id) VALUES (?, ?)",
+        [(saved.id, tag_id) for tag_id in tag_ids],
+    )
+    if saved.duplicate:
+        conn.execute("UPDATE sources SET updated_at = ? WHERE id = ?", (clock.now(), saved.id))
 
 
 def set_tags(conn: sqlite3.Connection, article_id: str, tag_ids: list[str]) -> None:
