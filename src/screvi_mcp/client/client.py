@@ -157,6 +157,11 @@ class ScreviClient:
         self._sleep = sleep or anyio.sleep
         self._rng = rng or random.Random()
         self._bundled_skill_path = bundled_skill_path
+        self._timeout = timeout
+        self._rate = (rate_limit, rate_window)
+        # Kept so `with_api_key` can reach the same API (for the embedded library: the same
+        # running app) without starting another.
+        self._transport = transport
         if rate_limiter is not None:
             self._limiter: RateLimiter | None = rate_limiter
         elif rate_limit is None:
@@ -227,6 +232,30 @@ class ScreviClient:
         client = cls(api_key, base_url=EMBEDDED_BASE_URL, transport=transport, **options)
         client._lifespan = lambda: app.router.lifespan_context(app)
         client._asgi_state_target = state_target
+        return client
+
+    def with_api_key(self, api_key: str) -> ScreviClient:
+        """A client for the same API that sends another key: one remote caller's own key.
+
+        It reuses this client's transport, so for the embedded library it talks to the app
+        this client already runs (no second library, index or worker); closing it leaves
+        that app running (an ASGI transport has nothing to close). For the hosted API, with
+        no transport handed in, it opens its own connection pool. Its rate limit is the one
+        every client of the process using that key shares.
+        """
+        self._ensure_started()
+        rate_limit, rate_window = self._rate
+        client = ScreviClient(
+            api_key,
+            base_url=self.base_url,
+            timeout=self._timeout,
+            rate_limit=rate_limit,
+            rate_window=rate_window,
+            retry=self._retry,
+            transport=self._transport,
+            bundled_skill_path=self._bundled_skill_path,
+        )
+        client._started = True
         return client
 
     async def start(self) -> Self:

@@ -58,14 +58,11 @@ class Backend:
         self._client: ScreviClient | None = None
         self._lock = anyio.Lock()
 
-    def _build(self, api_key: str | None = None) -> ScreviClient:
+    def _build(self) -> ScreviClient:
         config = self.config
-        if config.hosted or api_key is not None:
-            if not config.hosted:
-                assert config.library_path is not None
-                return ScreviClient.embedded(config.library_path, api_key=api_key)
+        if config.hosted:
             options = {"base_url": config.base_url} if config.base_url else {}
-            return ScreviClient.hosted(api_key or config.api_key or "", **options)
+            return ScreviClient.hosted(config.api_key or "", **options)
         assert config.library_path is not None
         return ScreviClient.embedded(config.library_path)
 
@@ -84,9 +81,12 @@ class Backend:
         if not own_key:
             yield await self.shared_client()
             return
-        client = self._build(api_key=own_key)
-        async with client:
+        # Same API (for the embedded library, the same running app), the caller's key.
+        client = (await self.shared_client()).with_api_key(own_key)
+        try:
             yield client
+        finally:
+            await client.aclose()
 
     @asynccontextmanager
     async def call(self, ctx: Context, target: str | None = None) -> AsyncIterator[ScreviClient]:
