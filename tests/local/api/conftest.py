@@ -10,9 +10,9 @@ so even a background fetcher (which refuses loopback addresses) sends no traffic
 
 from __future__ import annotations
 
-import functools
+import os
 import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -24,28 +24,35 @@ from screvi_mcp.local import keys
 from screvi_mcp.local.app import create_app
 from screvi_mcp.local.library import Library
 
+_EMBEDDERS: dict[str, Any] = {}
 
-@pytest.fixture(scope="session", autouse=True)
-def _one_embedding_model() -> Iterator[None]:
-    """Load the semantic-search model once per session rather than once per app start.
+
+@pytest.fixture(autouse=True)
+def _one_embedding_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Load the semantic-search model once for these tests rather than once per app start.
 
     Every test starts a fresh app over a fresh library, and the app attaches the semantic
-    index at start-up; the model itself holds no library state, so sharing it only saves
-    time. If the search package is absent or reshaped, tests run unchanged, just slower.
+    index at start-up; the model holds no library state, so sharing it only saves time. The
+    patch lives for one test at a time (other folders' tests load models their own way), and
+    the cache is keyed by the model-directory setting. If the search package is absent or
+    reshaped, tests run unchanged, just slower.
     """
     try:
         from screvi_mcp.local.search import embedder
     except ImportError:
-        yield
         return
     original = getattr(embedder, "load_embedder", None)
-    if original is None:
-        yield
+    setting = getattr(embedder, "MODEL_DIR_ENV", None)
+    if original is None or setting is None:
         return
-    cached = functools.cache(original)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(embedder, "load_embedder", cached)
-        yield
+
+    def load_once() -> Any:
+        key = os.environ.get(setting, "")
+        if key not in _EMBEDDERS:
+            _EMBEDDERS[key] = original()
+        return _EMBEDDERS[key]
+
+    monkeypatch.setattr(embedder, "load_embedder", load_once)
 
 
 @pytest.fixture(scope="session")
