@@ -1,0 +1,191 @@
+"""Section 4's measurements, each in a fresh process (`python -m bench.library_worker ...`).
+
+A fresh process per size makes the open time a cold one and the peak memory that size's own:
+VmHWM from /proc/self/status, the process's resident high-water mark, read after the
+searches (so it covers the model, the vector matrix and SQLite's caches).
+
+- `search PATH N`: open the library, attach the semantic index, run N distinct queries with
+  the full engine (query embedding included, no query-cache hits), then the same N queries
+  keyword-only (index detached).
+- `ingest PATH N`: bulk create N highlights in requests of 100 (the API's maximum), first
+  keyword-only, then with the semantic index attached (embedded on the writer's thread right
+  after each commit, as the app does).
+
+The last stdout line is the JSON result.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import corpus
+from bench.common import percentile, summary_ms
+
+BULK_REQUEST = 100  # the API's maximum per bulk create (local/store/highlights.MAX_BULK)
+
+
+def _rss_mib() -> float:
+    """This process's peak resident set since exec: VmHWM.
+
+    Not `ru_maxrss`: Linux carries the parent's high-water mark across fork and exec into
+    it, so a child of a big parent would report the parent's peak.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def search(path: Path, count: int) -> dict[str, Any]:
+    import numpy  # noqa: F401  # imported before the baseline reading: not the library's cost
+
+    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.search import engine, setup
+    from screvi_mcp.local.search.embedder import load_embedder
+    from screvi_mcp.local.search.filters import Filters
+    from screvi_mcp.local.search.keyword import keyword_ranking
+
+    rss_imports = _rss_mib()
+    started = time.perf_counter()
+    library = Library.open(path)
+    open_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    load_embedder()
+    model_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    index = setup.attach_semantic_index(library, backfill="never")
+    vectors_seconds = time.perf_counter() - started
+    if index is None:
+        raise RuntimeError("no semantic index: is the 'local' extra installed?")
+    vectors = len(index.matrix)
+
+    warm = corpus.queries(10, seed=99)
+    queries = corpus.queries(count)
+    for text in warm:
+        engine.search(library, engine.SearchQuery(text))
+    hybrid: list[float] = []
+    hits: list[int] = []
+    for text in queries:
+        t0 = time.perf_counter()
+        page, _total = engine.search(library, engine.SearchQuery(text, per_page=20))
+        hybrid.append(time.perf_counter() - t0)
+        hits.append(len(page))
+
+    # Where the time goes: each part of a hybrid search on its own.
+    embed: list[float] = []
+    scan: list[float] = []
+    keyword_side: list[float] = []
+    conn = library.connection()
+    for text in queries[: min(len(queries), 100)]:
+        t0 = time.perf_counter()
+        vector = index.embedder.embed([text])[0]
+        t1 = time.perf_counter()
+        index.matrix.top(vector, 0.0, engine.CANDIDATES_PER_SIDE)
+        t2 = time.perf_counter()
+        keyword_ranking(conn, text, Filters(), engine.CANDIDATES_PER_SIDE)
+        t3 = time.perf_counter()
+        embed.append(t1 - t0)
+        scan.append(t2 - t1)
+        keyword_side.append(t3 - t2)
+    rss_peak = _rss_mib()
+
+    setup.detach_semantic_index(library)
+    keyword_only: list[float] = []
+    for text in queries:
+        t0 = time.perf_counter()
+        engine.search(library, engine.SearchQuery(text, per_page=20))
+        keyword_only.append(time.perf_counter() - t0)
+    library.close()
+    return {
+        "vectors": vectors,
+        "open": {
+            "library_open_ms": round(open_seconds * 1000, 1),
+            "model_load_ms": round(model_seconds * 1000, 1),
+            "vectors_load_ms": round(vectors_seconds * 1000, 1),
+            "total_ms": round((open_seconds + model_seconds + vectors_seconds) * 1000, 1),
+        },
+        "search_hybrid": summary_ms(hybrid),
+        "search_keyword_only": summary_ms(keyword_only),
+        "mean_hits": round(sum(hits) / len(hits), 1),
+        "parts_p50_ms": {
+            "query_embedding": round(percentile(embed, 50) * 1000, 3),
+            "vector_scan": round(percentile(scan, 50) * 1000, 3),
+            "keyword_ranking": round(percentile(keyword_side, 50) * 1000, 3),
+        },
+        "memory": {
+            "method": "VmHWM (peak RSS) of a fresh process after open and all searches",
+            "peak_rss_mib": rss_peak,
+            "after_imports_rss_mib": rss_imports,
+        },
+    }
+
+
+def ingest(path: Path, count: int) -> dict[str, Any]:
+    from screvi_mcp.local.bodies import HighlightCreate
+    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.search import setup
+    from screvi_mcp.local.search.embedder import load_embedder
+    from screvi_mcp.local.store import highlights
+
+    library = Library.open(path)
+    source_ids = [
+        str(row[0])
+        for row in library.connection().execute(
+            "SELECT id FROM sources WHERE deleted_at IS NULL AND type != 'article' LIMIT 500"
+        )
+    ]
+
+    def items(seed: int) -> list[HighlightCreate]:
+        specs = corpus.highlights(count, len(source_ids), seed=seed)
+        return [
+            HighlightCreate(
+                content=spec.content,
+                note=spec.note,
+                favorite=spec.favorite,
+                source_id=None if spec.source_index is None else source_ids[spec.source_index],
+                tags=spec.tags or None,
+                location=spec.location,
+            )
+            for spec in specs
+        ]
+
+    def timed_ingest(batch: list[HighlightCreate]) -> float:
+        started = time.perf_counter()
+        for start in range(0, len(batch), BULK_REQUEST):
+            highlights.create_many(library, batch[start : start + BULK_REQUEST], bulk=True)
+        return time.perf_counter() - started
+
+    keyword_seconds = timed_ingest(items(seed=1001))
+    load_embedder()  # the model's load is start-up cost, not ingest cost
+    index = setup.attach_semantic_index(library, backfill="never")
+    if index is None:
+        raise RuntimeError("no semantic index: is the 'local' extra installed?")
+    before = len(index.matrix)
+    semantic_seconds = timed_ingest(items(seed=2002))
+    embedded = len(index.matrix) - before
+    library.close()
+    return {
+        "count": count,
+        "request_size": BULK_REQUEST,
+        "with_embeddings_per_s": round(count / semantic_seconds, 1),
+        "keyword_only_per_s": round(count / keyword_seconds, 1),
+        "embedded": embedded,
+    }
+
+
+def main(argv: list[str]) -> None:
+    command, path, count = argv[0], Path(argv[1]), int(argv[2])
+    result = search(path, count) if command == "search" else ingest(path, count)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,158 @@
+"""Section 2: what a `get_highlight` costs at each layer, p50 and p99.
+
+From the inside out:
+- `local_service`: the embedded library's store function (`store.highlights.get`), the work
+  any layer above must do at least once;
+- `client`: `ScreviClient.embedded(...).get_highlight`, through httpx's ASGI transport and
+  the local app (auth, rate limit, JSON both ways, pydantic validation);
+- `mcp_in_process`: the `get_highlight` tool through the SDK's in-process client;
+- `mcp_stdio`: the same tool over stdio, `screvi-mcp --library PATH` as a subprocess.
+
+The minimal server's `echo` tool, in-process and over stdio, shows what the SDK alone costs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from bench.common import BENCH_DIR, PYTHON, SCREVI_MCP, Settings, clean_env, log, ratio, summary_ms
+
+
+async def _timed(call: Callable[[], Awaitable[Any]], iterations: int) -> list[float]:
+    for _ in range(min(20, iterations)):  # warm-up: first-use costs are cold start's business
+        await call()
+    samples = []
+    for _ in range(iterations):
+        started = time.perf_counter()
+        await call()
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def _local_service(path: Path, ids: list[str], iterations: int) -> list[float]:
+    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.store import highlights
+
+    library = Library.open(path)
+    try:
+        conn = library.connection()
+        cycle = itertools.cycle(ids)
+        for _ in range(20):
+            highlights.get(conn, next(cycle), include_metadata=True)
+        samples = []
+        for _ in range(iterations):
+            started = time.perf_counter()
+            highlights.get(conn, next(cycle), include_metadata=True)
+            samples.append(time.perf_counter() - started)
+        return samples
+    finally:
+        library.close()
+
+
+async def _client(path: Path, ids: list[str], iterations: int) -> list[float]:
+    from screvi_mcp.client import ScreviClient
+
+    cycle = itertools.cycle(ids)
+    async with ScreviClient.embedded(path) as client:
+        return await _timed(
+            lambda: client.get_highlight(next(cycle), include_metadata=True), iterations
+        )
+
+
+async def _mcp_calls(
+    client: Any, tool: str, arguments: Callable[[], dict[str, Any]], iterations: int
+) -> list[float]:
+    async def call() -> None:
+        result = await client.call_tool(tool, arguments())
+        if result.is_error:
+            raise RuntimeError(f"{tool} failed: {result.content}")
+
+    return await _timed(call, iterations)
+
+
+async def _mcp_in_process(path: Path, ids: list[str], iterations: int) -> list[float]:
+    from mcp import Client
+
+    from screvi_mcp.server.app import build_server
+    from screvi_mcp.server.backend import Backend, BackendConfig
+
+    backend = Backend(BackendConfig(library_path=path))
+    server = build_server(backend)
+    cycle = itertools.cycle(ids)
+    try:
+        async with Client(server, cache=None) as client:  # type: ignore[arg-type]
+            return await _mcp_calls(
+                client, "get_highlight", lambda: {"highlight_id": next(cycle)}, iterations
+            )
+    finally:
+        await backend.aclose()
+
+
+async def _mcp_stdio(
+    command: list[str], tool: str, arguments: Callable[[], dict[str, Any]], iterations: int
+) -> list[float]:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command=command[0], args=command[1:], env=clean_env())
+    async with Client(params, cache=None) as client:
+        return await _mcp_calls(client, tool, arguments, iterations)
+
+
+async def _minimal_in_process(iterations: int) -> list[float]:
+    import importlib.util
+
+    from mcp import Client
+
+    spec = importlib.util.spec_from_file_location("minimal_server", BENCH_DIR / "minimal_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    async with Client(module.mcp, cache=None) as client:
+        return await _mcp_calls(client, "echo", lambda: {"text": "hello"}, iterations)
+
+
+def run(settings: Settings, path: Path, ids: list[str]) -> dict[str, Any]:
+    n, n_stdio = settings.call_iterations, settings.stdio_call_iterations
+    cycle = itertools.cycle(ids)
+    samples: dict[str, list[float]] = {}
+    samples["local_service"] = _local_service(path, ids, n)
+    log("tool-call overhead: client")
+    samples["client"] = anyio.run(_client, path, ids, n)
+    log("tool-call overhead: MCP in-process")
+    samples["mcp_in_process"] = anyio.run(_mcp_in_process, path, ids, n)
+    log("tool-call overhead: MCP over stdio")
+    samples["mcp_stdio"] = anyio.run(
+        _mcp_stdio,
+        [SCREVI_MCP, "--library", str(path)],
+        "get_highlight",
+        lambda: {"highlight_id": next(cycle)},
+        n_stdio,
+    )
+    samples["minimal_echo_in_process"] = anyio.run(_minimal_in_process, n)
+    samples["minimal_echo_stdio"] = anyio.run(
+        _mcp_stdio,
+        [PYTHON, str(BENCH_DIR / "minimal_server.py")],
+        "echo",
+        lambda: {"text": "hello"},
+        n_stdio,
+    )
+    stats = {name: summary_ms(values) for name, values in samples.items()}
+    local = stats["local_service"]["p50_ms"]
+    client = stats["client"]["p50_ms"]
+    for entry in stats.values():
+        entry["ratio_to_local_service"] = ratio(entry["p50_ms"], local)
+        entry["ratio_to_client"] = ratio(entry["p50_ms"], client)
+    stats["mcp_in_process"]["ratio_to_minimal_echo"] = ratio(
+        stats["mcp_in_process"]["p50_ms"], stats["minimal_echo_in_process"]["p50_ms"]
+    )
+    stats["mcp_stdio"]["ratio_to_minimal_echo"] = ratio(
+        stats["mcp_stdio"]["p50_ms"], stats["minimal_echo_stdio"]["p50_ms"]
+    )
+    return stats

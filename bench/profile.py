@@ -1,0 +1,69 @@
+"""Where the time goes: cProfile of a hybrid search or of bulk ingest on a generated library.
+
+    python -m bench.profile search bench/.cache/library-100000-v1.sqlite3 [QUERIES]
+    python -m bench.profile ingest bench/.cache/library-10000-v1.sqlite3 [COUNT]
+
+`ingest` writes into the library it is given: point it at a copy. Prints the functions with
+the most cumulative time; the README quotes these when a target is missed.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import pstats
+import sys
+from pathlib import Path
+
+from bench import corpus
+
+
+def _search(path: Path, count: int) -> cProfile.Profile:
+    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.search import engine, setup
+
+    library = Library.open(path)
+    setup.attach_semantic_index(library, backfill="never")
+    for text in corpus.queries(10, seed=99):
+        engine.search(library, engine.SearchQuery(text))
+    profile = cProfile.Profile()
+    profile.enable()
+    for text in corpus.queries(count):
+        engine.search(library, engine.SearchQuery(text, per_page=20))
+    profile.disable()
+    library.close()
+    return profile
+
+
+def _ingest(path: Path, count: int) -> cProfile.Profile:
+    from screvi_mcp.local.bodies import HighlightCreate
+    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.search import setup
+    from screvi_mcp.local.store import highlights
+
+    library = Library.open(path)
+    setup.attach_semantic_index(library, backfill="never")
+    items = [
+        HighlightCreate(content=spec.content, note=spec.note, tags=spec.tags or None)
+        for spec in corpus.highlights(count, 1, seed=4242)
+    ]
+    profile = cProfile.Profile()
+    profile.enable()
+    for start in range(0, count, 100):
+        highlights.create_many(library, items[start : start + 100], bulk=True)
+    profile.disable()
+    library.close()
+    return profile
+
+
+def main(argv: list[str]) -> None:
+    command, path = argv[0], Path(argv[1])
+    count = int(argv[2]) if len(argv) > 2 else 200
+    profile = _search(path, count) if command == "search" else _ingest(path, count)
+    out = io.StringIO()
+    pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(25)
+    print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,374 @@
+"""Putting the sections together: run them, check the targets, print the table, write JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench import cold_start, corpus, http_load, libraries, overhead, tokens
+from bench.common import CACHE_DIR, Settings, log, machine, ratio, run_worker
+
+SECTIONS = ("library", "cold_start", "tool_call", "tokens", "http")
+TARGETS = {
+    "cold_start_ratio": 1.3,
+    "tools_list_tokens": 6000,
+    "search_p50_ms_largest": 30.0,
+    "ingest_per_s": 500.0,
+}
+
+
+def _section(results: dict[str, Any], name: str, action: Callable[[], Any]) -> None:
+    log(f"section {name}")
+    started = time.perf_counter()
+    results[name] = action()
+    results.setdefault("section_seconds", {})[name] = round(time.perf_counter() - started, 1)
+
+
+def _library_section(
+    settings: Settings, built: dict[int, libraries.BuiltLibrary], workdir: Path
+) -> Any:
+    out: dict[str, Any] = {}
+    scratch = workdir / "scratch"
+    scratch.mkdir(parents=True, exist_ok=True)
+    for size, lib in built.items():
+        log(f"library {size}: search ({settings.search_queries} queries) in a fresh process")
+        entry = run_worker(
+            ["-m", "bench.library_worker", "search", str(lib.path), str(settings.search_queries)]
+        )
+        hybrid, keyword = entry["search_hybrid"], entry["search_keyword_only"]
+        hybrid["ratio_to_keyword_only"] = ratio(hybrid["p50_ms"], keyword["p50_ms"])
+        entry["open"]["ratio_to_library_open"] = ratio(
+            entry["open"]["total_ms"], entry["open"]["library_open_ms"]
+        )
+        memory = entry["memory"]
+        memory["ratio_to_after_imports"] = ratio(
+            memory["peak_rss_mib"], memory["after_imports_rss_mib"]
+        )
+        log(f"library {size}: ingest {settings.ingest_count} through bulk create, on a copy")
+        copy = libraries.copy_library(lib.path, scratch / f"ingest-{size}.sqlite3")
+        try:
+            entry["ingest"] = run_worker(
+                ["-m", "bench.library_worker", "ingest", str(copy), str(settings.ingest_count)]
+            )
+        finally:
+            for leftover in scratch.glob(f"ingest-{size}.sqlite3*"):
+                leftover.unlink(missing_ok=True)
+        ingest = entry["ingest"]
+        ingest["ratio_to_keyword_only"] = ratio(
+            ingest["with_embeddings_per_s"], ingest["keyword_only_per_s"]
+        )
+        entry["build_seconds"] = lib.build_seconds
+        out[str(size)] = entry
+    shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
+def targets(results: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    checks: dict[str, Any] = {}
+    cold = results.get("cold_start", {}).get("variants", {})
+    if cold:
+        worst = max(
+            cold["screvi_hosted"]["ratio_to_minimal"], cold["screvi_embedded"]["ratio_to_minimal"]
+        )
+        checks["cold_start_within_1.3x"] = {"value": worst, "met": worst <= 1.3}
+    listed = results.get("tokens", {}).get("tools_list")
+    if listed:
+        checks["tools_list_under_6000_tokens"] = {
+            "value": listed["as_served"],
+            "met": listed["as_served"] < 6000,
+        }
+    library = results.get("library", {})
+    if library:
+        largest = str(max(int(size) for size in library))
+        p50 = library[largest]["search_hybrid"]["p50_ms"]
+        checks[f"search_p50_under_30ms_at_{largest}"] = {
+            "value": p50,
+            "met": p50 < 30.0,
+            "target_size": 100_000,
+            "at_target_size": int(largest) >= 100_000,
+        }
+        rate = min(entry["ingest"]["with_embeddings_per_s"] for entry in library.values())
+        checks["ingest_at_least_500_per_s"] = {"value": rate, "met": rate >= 500}
+    return checks
+
+
+def run(settings: Settings, out_dir: Path, sections: tuple[str, ...] = SECTIONS) -> Path:
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "tiny": settings.tiny,
+        "sizes": list(settings.sizes),
+        "machine": machine(),
+        "settings": {k: v for k, v in vars(settings).items() if k != "sizes"},
+    }
+    # A tiny run builds its libraries in a temporary directory: CI never touches the cache.
+    workdir = Path(tempfile.mkdtemp(prefix="screvi-bench-")) if settings.tiny else CACHE_DIR
+    try:
+        return _run(settings, out_dir, sections, results, workdir, started)
+    finally:
+        if settings.tiny:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run(
+    settings: Settings,
+    out_dir: Path,
+    sections: tuple[str, ...],
+    results: dict[str, Any],
+    workdir: Path,
+    started: float,
+) -> Path:
+    built = {
+        size: libraries.library_for(size, use_cache=settings.use_cache, directory=workdir)
+        for size in settings.sizes
+    }
+    smallest = built[min(built)]
+    query = corpus.queries(1, seed=5)[0]
+    if "library" in sections:
+        _section(results, "library", lambda: _library_section(settings, built, workdir))
+    if "cold_start" in sections:
+        _section(results, "cold_start", lambda: cold_start.run(settings, smallest.path, query))
+    if "tool_call" in sections:
+        _section(
+            results,
+            "tool_call",
+            lambda: overhead.run(settings, smallest.path, smallest.highlight_ids),
+        )
+    if "tokens" in sections:
+        _section(results, "tokens", lambda: tokens.run(smallest.path, smallest.article_id, query))
+    if "http" in sections:
+        _section(
+            results, "http", lambda: http_load.run(settings, smallest.path, smallest.highlight_ids)
+        )
+    results["targets"] = targets(results, settings)
+    results["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    results["total_seconds"] = round(time.perf_counter() - started, 1)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = "tiny.json" if settings.tiny else "latest.json"
+    path = out_dir / name
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    print(render_table(results))
+    log(f"wrote {path}")
+    return path
+
+
+def _fmt(value: Any, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        text = f"{value:,.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    else:
+        text = f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{text}{unit}"
+
+
+def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(figure, value, baseline, ratio) rows, the same for the terminal and the README."""
+    rows: list[tuple[str, str, str, str]] = []
+    cold = results.get("cold_start")
+    if cold:
+        v = cold["variants"]
+        base = f"minimal {_fmt(v['minimal']['p50_ms'], ' ms')}"
+        for name, label in (("screvi_hosted", "hosted"), ("screvi_embedded", "embedded")):
+            rows.append(
+                (
+                    f"Cold start to `initialize`, {label} (p50)",
+                    _fmt(v[name]["p50_ms"], " ms"),
+                    base,
+                    _fmt(v[name]["ratio_to_minimal"], "x"),
+                )
+            )
+        imports = cold["imports"]
+        rows.append(
+            (
+                "Hosted start-up imports numpy/onnxruntime/trafilatura",
+                "no" if imports["hosted_imports_no_local_stack"] else "YES",
+                "-",
+                "-",
+            )
+        )
+        embedded = imports["screvi_embedded"]
+        rows.append(
+            (
+                "Embedded: model loaded before first call",
+                "no" if imports["embedded_model_not_loaded_at_initialize"] else "YES",
+                "-",
+                "-",
+            )
+        )
+        if "first_search_call_ms" in embedded:
+            rows.append(
+                (
+                    "Embedded: first search call (opens library, loads model)",
+                    _fmt(embedded["first_search_call_ms"], " ms"),
+                    "-",
+                    "-",
+                )
+            )
+    calls = results.get("tool_call")
+    if calls:
+        local = calls["local_service"]
+        base = f"local service {_fmt(local['p50_ms'], ' ms')}"
+        for name, label in (
+            ("client", "direct client call"),
+            ("mcp_in_process", "MCP in-process"),
+            ("mcp_stdio", "MCP over stdio"),
+        ):
+            entry = calls[name]
+            rows.append(
+                (
+                    f"`get_highlight` {label}, p50 / p99",
+                    f"{_fmt(entry['p50_ms'])} / {_fmt(entry['p99_ms'])} ms",
+                    base,
+                    _fmt(entry["ratio_to_local_service"], "x"),
+                )
+            )
+        for name, label in (("mcp_in_process", "in-process"), ("mcp_stdio", "stdio")):
+            echo = calls[f"minimal_echo_{'stdio' if name == 'mcp_stdio' else 'in_process'}"]
+            rows.append(
+                (
+                    f"MCP {label}: `get_highlight` vs minimal `echo` (p50)",
+                    _fmt(calls[name]["p50_ms"], " ms"),
+                    f"echo {_fmt(echo['p50_ms'], ' ms')}",
+                    _fmt(calls[name]["ratio_to_minimal_echo"], "x"),
+                )
+            )
+    tok = results.get("tokens")
+    if tok:
+        listed = tok["tools_list"]
+        rows.append(
+            (
+                f"`tools/list` tokens ({listed['tools']} tools), as served",
+                _fmt(listed["as_served"]),
+                "target 6,000",
+                _fmt(listed["ratio_to_target"], "x"),
+            )
+        )
+        rows.append(
+            (
+                "`tools/list` tokens with output schemas",
+                _fmt(listed["with_output_schemas"]),
+                f"served {_fmt(listed['as_served'])}",
+                _fmt(listed["ratio_with_schemas_to_served"], "x"),
+            )
+        )
+        search = tok["search_20_hits"]
+        rows.append(("Search, 20 hits, `concise`", _fmt(search["concise"], " tok"), "-", "1x"))
+        rows.append(
+            (
+                "Search, 20 hits, `detailed`",
+                _fmt(search["detailed"], " tok"),
+                f"concise {_fmt(search['concise'])}",
+                _fmt(search["ratio_detailed_to_concise"], "x"),
+            )
+        )
+        rows.append(
+            (
+                "Search, 20 hits, structured JSON",
+                _fmt(search["structured_json"], " tok"),
+                f"concise {_fmt(search['concise'])}",
+                _fmt(search["ratio_structured_to_concise"], "x"),
+            )
+        )
+        chunk = tok["article_chunk"]
+        rows.append(
+            (
+                "Article chunk (`read_article` default)",
+                _fmt(chunk["tokens"], " tok"),
+                f"{_fmt(chunk['chars'])} chars",
+                f"{chunk['tokens_per_1000_chars']} tok/kchar",
+            )
+        )
+    library = results.get("library")
+    for size, entry in (library or {}).items():
+        n = f"{int(size):,}"
+        hybrid, keyword = entry["search_hybrid"], entry["search_keyword_only"]
+        rows.append(
+            (
+                f"Search at {n}, hybrid incl. embedding, p50 / p99",
+                f"{_fmt(hybrid['p50_ms'])} / {_fmt(hybrid['p99_ms'])} ms",
+                f"keyword-only {_fmt(keyword['p50_ms'])} / {_fmt(keyword['p99_ms'])} ms",
+                _fmt(hybrid["ratio_to_keyword_only"], "x"),
+            )
+        )
+        parts = entry["parts_p50_ms"]
+        rows.append(
+            (
+                f"  parts at {n}: embed / vector scan / keyword (p50)",
+                f"{_fmt(parts['query_embedding'])} / {_fmt(parts['vector_scan'])} / "
+                f"{_fmt(parts['keyword_ranking'])} ms",
+                "-",
+                "-",
+            )
+        )
+        ingest = entry["ingest"]
+        rows.append(
+            (
+                f"Ingest into {n}, bulk create with embeddings",
+                _fmt(ingest["with_embeddings_per_s"], " /s"),
+                f"keyword-only {_fmt(ingest['keyword_only_per_s'], ' /s')}",
+                _fmt(ingest["ratio_to_keyword_only"], "x"),
+            )
+        )
+        opened = entry["open"]
+        rows.append(
+            (
+                f"Open {n}: library + model + vectors",
+                f"{_fmt(opened['total_ms'], ' ms')} ({_fmt(opened['model_load_ms'])} model)",
+                f"library alone {_fmt(opened['library_open_ms'], ' ms')}",
+                _fmt(opened["ratio_to_library_open"], "x"),
+            )
+        )
+        memory = entry["memory"]
+        rows.append(
+            (
+                f"Peak memory at {n} (VmHWM)",
+                _fmt(memory["peak_rss_mib"], " MiB"),
+                f"after imports {_fmt(memory['after_imports_rss_mib'], ' MiB')}",
+                _fmt(memory["ratio_to_after_imports"], "x"),
+            )
+        )
+    http = results.get("http")
+    if http:
+        rows.append(
+            (
+                "Streamable HTTP, 8 clients, `get_highlight`",
+                _fmt(http["screvi"]["calls_per_s"], " calls/s"),
+                f"minimal echo {_fmt(http['minimal']['calls_per_s'], ' calls/s')}",
+                _fmt(http["screvi"]["ratio_to_minimal"], "x"),
+            )
+        )
+    return rows
+
+
+def render_table(results: dict[str, Any]) -> str:
+    rows = [("Figure", "Value", "Baseline (same run)", "Ratio"), *table_rows(results)]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = []
+    for number, row in enumerate(rows):
+        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+        if number == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines.append("")
+    for name, check in results.get("targets", {}).items():
+        lines.append(f"target {name}: {check['value']} -> {'met' if check['met'] else 'MISSED'}")
+    m = results["machine"]
+    lines.append(
+        f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, load "
+        f"{m['load_average_at_start']} -> {m.get('load_average_at_end')}"
+    )
+    return "\n".join(lines)
+
+
+def markdown_table(results: dict[str, Any]) -> str:
+    rows = table_rows(results)
+    lines = ["| Figure | Value | Baseline (same run) | Ratio |", "| --- | --- | --- | --- |"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    return "\n".join(lines)

@@ -1,0 +1,41 @@
+"""The benchmark stays runnable: `python -m bench --tiny` exits 0 and writes every section.
+
+No timing is asserted: CI machines are shared and noisy; the figures live in the README.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytest.importorskip("tiktoken", reason="the benchmark counts tokens with tiktoken")
+
+
+def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SCREVI_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--tiny", "--out", str(tmp_path)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads((tmp_path / "tiny.json").read_text())
+    for section in ("library", "cold_start", "tool_call", "tokens", "http", "targets"):
+        assert section in results, f"section {section} missing"
+    library = results["library"]["200"]
+    assert library["search_hybrid"]["n"] > 0 and library["ingest"]["embedded"] > 0
+    assert results["cold_start"]["imports"]["hosted_imports_no_local_stack"] is True
+    assert results["tokens"]["tools_list"]["as_served"] > 0
+    assert results["http"]["screvi"]["calls"] > 0 and results["http"]["screvi"]["errors"] == 0
+    assert "Figure" in done.stdout  # the table was printed
