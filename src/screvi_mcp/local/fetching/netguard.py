@@ -187,7 +187,16 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         resolver: Resolver | None = None,
     ) -> None:
         self.policy = policy
-        self.inner = inner if inner is not None else httpx.AsyncHTTPTransport(retries=0)
+        # No keep-alive: the pool keys connections by the pinned IP, so a kept connection whose
+        # TLS session was verified for one host name could otherwise carry another name's
+        # request to the same address. A fetcher gains little from reuse anyway.
+        self.inner = (
+            inner
+            if inner is not None
+            else httpx.AsyncHTTPTransport(
+                retries=0, limits=httpx.Limits(max_keepalive_connections=0)
+            )
+        )
         self.resolver: Resolver = resolver if resolver is not None else system_resolver
 
     async def resolve_checked(self, host: str, port: int) -> list[IPAddress]:
