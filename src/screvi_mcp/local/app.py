@@ -11,12 +11,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
+from screvi_mcp.local import auth, keys
 from screvi_mcp.local.fetching.fetcher import Fetcher
 from screvi_mcp.local.fetching.netguard import AddressPolicy
 from screvi_mcp.local.fetching.pipeline import ArticleWorker
@@ -34,6 +36,15 @@ RATE_LIMIT_SETTING = "rate_limit_per_minute"
 _CODES_BY_STATUS = {404: "not_found", 405: "method_not_allowed"}
 
 
+async def _is_legacy_key(request: Request) -> bool:
+    secret = auth.presented_key(request)
+    library: Library | None = getattr(request.app.state, "library", None)
+    if secret is None or library is None:
+        return False
+    record = await anyio.to_thread.run_sync(keys.find_key, library, secret)
+    return record is not None and record.legacy
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     code = _CODES_BY_STATUS.get(exc.status_code, "invalid_request")
@@ -41,8 +52,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         404: f"No such endpoint: {request.method} {request.url.path}",
         405: f"{request.method} is not supported on {request.url.path}",
     }.get(exc.status_code, str(exc.detail))
+    headers = dict(exc.headers or {})
+    # Every answer to a legacy key carries Deprecation (spec 5.4), even for a wrong path.
+    if await _is_legacy_key(request):
+        headers["Deprecation"] = "true"
     return JSONResponse(
-        {"error": message, "code": code}, status_code=exc.status_code, headers=exc.headers
+        {"error": message, "code": code}, status_code=exc.status_code, headers=headers
     )
 
 

@@ -112,3 +112,14 @@ async def test_nul_and_astral_characters_round_trip(asgi_api: Api) -> None:
     assert fetched["content"] == text and fetched["note"] == text
     assert fetched["tags"][0]["name"] == "😀 tag"
     assert (await asgi_api.get("/search", params={"q": "emoji"})).status_code == 200
+
+
+async def test_legacy_key_gets_deprecation_on_a_wrong_path_or_method(asgi_api: Api) -> None:
+    article_id = asgi_api.article()
+    for method, path in [("GET", "/nothing"), ("DELETE", f"/articles/{article_id}")]:
+        legacy = await asgi_api.request(method, path, key=asgi_api.keys.legacy)
+        assert legacy.status_code in (404, 405), (method, path)
+        assert "Deprecation" in legacy.headers, (method, path)
+        scoped = await asgi_api.request(method, path)
+        assert scoped.status_code == legacy.status_code
+        assert "Deprecation" not in scoped.headers
