@@ -172,6 +172,25 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from screvi_mcp.local.search.setup import (
+        SemanticSearchUnavailable,
+        reindex,
+        stderr_progress_bar,
+    )
+
+    library = _open_library(args)
+    try:
+        count = reindex(library, stderr_progress_bar(), everything=args.all)
+    except SemanticSearchUnavailable as missing:
+        print(f"screvi-mcp: cannot embed: {missing}", file=sys.stderr)
+        return 1
+    finally:
+        library.close()
+    print(f"Embedded {count} highlights into {library.path}", file=sys.stderr)
+    return 0
+
+
 def cmd_library_rate_limit(args: argparse.Namespace) -> int:
     from screvi_mcp.local.app import RATE_LIMIT_SETTING
 
@@ -282,6 +301,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_library_option(sample)
     sample.set_defaults(handler=cmd_sample)
+
+    reindex = commands.add_parser(
+        "reindex",
+        help="embed the library's highlights for semantic search (after changing the model)",
+    )
+    _add_library_option(reindex)
+    reindex.add_argument(
+        "--all", action="store_true", help="re-embed everything, not only what is missing"
+    )
+    reindex.set_defaults(handler=cmd_reindex)
 
     library = commands.add_parser("library", help="library settings")
     library_commands = library.add_subparsers(

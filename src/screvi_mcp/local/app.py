@@ -25,6 +25,7 @@ from screvi_mcp.local.fetching.pipeline import ArticleWorker
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.ratelimit import RateLimiter
 from screvi_mcp.local.routes import articles, highlights, search, skill, sources, tags
+from screvi_mcp.local.search.setup import attach_semantic_index
 from screvi_mcp.skillfile import bundled_skill_path
 
 log = logging.getLogger("screvi_mcp.local")
@@ -65,14 +66,6 @@ async def _health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def _attach_search(library: Library) -> None:
-    try:
-        from screvi_mcp.local.search import setup
-    except ImportError:  # the search package's start-up hook is not there yet
-        return
-    setup.attach_semantic_index(library)
-
-
 def create_app(
     library_path: Path | str,
     *,
@@ -95,7 +88,8 @@ def create_app(
         app.state.library = library
         app.state.rate_limiter = RateLimiter(limit)
         app.state.skill_path = skill_path or bundled_skill_path()
-        _attach_search(library)
+        # Loads stored vectors (never re-embeds); None, keyword-only, without the extra.
+        attach_semantic_index(library)
         fetcher = Fetcher(AddressPolicy.from_env(allow_private_networks))
         worker = ArticleWorker(library, fetcher)
         app.state.fetcher = fetcher
