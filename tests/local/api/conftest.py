@@ -1,8 +1,10 @@
 """Fixtures for the embedded library's REST API, exercised over HTTP.
 
-`api` runs every test twice: against the ASGI app in-process (httpx's ASGITransport, with the
-app's lifespan run by hand) and against a real uvicorn server on 127.0.0.1. `asgi_api` is the
-in-process one alone, for the many bound checks where the transport adds nothing.
+A test taking `api` runs twice: against the ASGI app in-process (httpx's ASGITransport, with
+the app's lifespan run by hand) and against a real uvicorn server on 127.0.0.1. Every
+endpoint is hit that way at least once. `asgi_api` is the in-process one alone, for the many
+bound and filter checks where the transport adds nothing; `open_api` starts an app with
+custom `create_app` arguments (rate limit, skill file) over either transport.
 
 Nothing here talks to anything but 127.0.0.1; article URLs in tests point at 127.0.0.1 too,
 so even a background fetcher (which refuses loopback addresses) sends no traffic out.
