@@ -70,7 +70,7 @@ try {
   report.search = await call(client, "search_highlights", { query });
   report.highlight_id = mustMatch(/\bid ([0-9a-f-]{36})/, report.search.text, "highlight id");
 
-  report.save = await call(client, "save_article", { url: articleUrl, wait: true, wait_seconds: 60 });
+  report.save = await call(client, "save_article", { url: articleUrl, wait: true, wait_seconds: 30 });
   report.article_id = mustMatch(/article ([0-9a-f-]{36})/, report.save.text, "article id");
 
   report.chunk1 = await call(client, "read_article", { article_id: report.article_id });

@@ -242,6 +242,14 @@ def first_match(pattern: re.Pattern[str], text: str, what: str) -> str:
     return match.group(1)
 
 
+def check_saved(save: Mapping[str, Any]) -> None:
+    """save_article(wait=true) came back with the page fetched and parsed."""
+    assert not save["isError"], save["text"]
+    assert "parse_state parsed" in save["text"], (
+        f"the article page was not fetched and parsed while waiting: {save['text']}"
+    )
+
+
 def span(chunk: str) -> tuple[int, int, int]:
     """(start, end, total) from a read_article chunk's "Characters a–b of n"."""
     match = SPAN.search(chunk)
@@ -267,11 +275,7 @@ def check_scenario(report: Mapping[str, Any], *, tag: str) -> None:
     assert TARGET_HIGHLIGHT in first_hit, search["text"]
     assert report["highlight_id"] == first_match(ID, first_hit, "highlight id")
 
-    save = report["save"]
-    assert not save["isError"], save["text"]
-    assert "parse_state parsed" in save["text"], (
-        f"the article page was not fetched and parsed while waiting: {save['text']}"
-    )
+    check_saved(report["save"])
 
     chunk1, chunk2 = report["chunk1"], report["chunk2"]
     assert not chunk1["isError"], chunk1["text"]

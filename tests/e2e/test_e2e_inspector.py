@@ -18,6 +18,7 @@ from e2e_harness import (
     SEARCH_QUERY,
     Library,
     article_url,
+    check_saved,
     check_scenario,
     first_match,
     highlight_tags,
@@ -99,8 +100,9 @@ def test_inspector_cli_runs_the_scenario(
     report["save"] = inspector.call(
         "screvi",
         "save_article",
-        {"url": article_url(site, f"inspector-{transport}"), "wait": True, "wait_seconds": 60},
+        {"url": article_url(site, f"inspector-{transport}"), "wait": True, "wait_seconds": 30},
     )
+    check_saved(report["save"])
     article_id = first_match(ARTICLE_ID, report["save"]["text"], "article id")
     report["chunk1"] = inspector.call("screvi", "read_article", {"article_id": article_id})
     offset = int(first_match(NEXT_OFFSET, report["chunk1"]["text"], "next offset"))

@@ -16,6 +16,7 @@ from e2e_harness import (
     SEARCH_QUERY,
     Library,
     article_url,
+    check_saved,
     check_scenario,
     first_match,
     highlight_tags,
@@ -66,7 +67,7 @@ def scripted_model(article: str, seen_tools: list[str]) -> FunctionModel:
         tool, text = previous
         if tool == "screvi_search_highlights":
             picked["highlight"] = first_match(ID, text, "highlight id")
-            return call("screvi_save_article", url=article, wait=True, wait_seconds=60)
+            return call("screvi_save_article", url=article, wait=True, wait_seconds=30)
         if tool == "screvi_save_article":
             picked["article"] = first_match(ARTICLE_ID, text, "article id")
             return call("screvi_read_article", article_id=picked["article"])
@@ -118,6 +119,9 @@ async def test_pydantic_ai_agent_runs_the_scenario(
         skill = await screvi.wrapped.read_resource("screvi://skill.md")
 
     outcomes = tool_outcomes(result.all_messages())
+    saves = [outcome for name, outcome in outcomes if name == "save_article"]
+    assert saves, outcomes
+    check_saved(saves[0])
     steps = [name for name, _ in outcomes]
     assert steps == [
         "search_highlights",
