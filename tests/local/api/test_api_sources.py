@@ -429,3 +429,24 @@ async def test_delete_bad_cascade_value_is_400(asgi_api: Api) -> None:
     response = await asgi_api.delete(f"/sources/{book['id']}", params={"cascade": "maybe"})
     assert response.status_code == 400 and "cascade" in response.json()["fields"]
     assert (await asgi_api.get(f"/sources/{book['id']}")).status_code == 200
+
+
+async def test_an_article_cannot_be_deleted_as_a_source(asgi_api: Api) -> None:
+    article_id = asgi_api.article()
+    response = await asgi_api.delete(f"/sources/{article_id}", params={"cascade": "true"})
+    assert response.status_code == 409
+    assert response.json()["code"] == "conflict"
+    assert "archive" in response.json()["error"]
+    assert (await asgi_api.get(f"/articles/{article_id}")).status_code == 200
+
+
+async def test_write_answers_carry_metadata_only_when_asked(asgi_api: Api) -> None:
+    made = await asgi_api.source(metadata={"shelf": "x"})
+    assert "metadata" not in made
+    patched = await asgi_api.patch(f"/sources/{made['id']}", {"author": "Someone"})
+    assert "metadata" not in patched.json()["data"]
+    fetched = await asgi_api.get(f"/sources/{made['id']}", params={"include_metadata": "true"})
+    assert fetched.json()["data"]["metadata"] == {"shelf": "x"}
+    highlight = await asgi_api.highlight(metadata={"k": 1})
+    edited = await asgi_api.patch(f"/highlights/{highlight['id']}", {"note": "n"})
+    assert "metadata" not in edited.json()["data"]

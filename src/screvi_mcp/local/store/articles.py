@@ -7,10 +7,8 @@ only stores what it is given and serves it back.
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from screvi_mcp.local import clock
 from screvi_mcp.local.errors import not_found
@@ -174,48 +172,6 @@ def get_with_content(
     return article
 
 
-def basic_url_key(url: str) -> str:
-    """A conservative normalisation: scheme and host case, fragment, trailing slash."""
-    parts = urlsplit(url.strip())
-    path = parts.path.rstrip("/") or "/"
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
-
-
-def find_duplicate(conn: sqlite3.Connection, url_key: str) -> str | None:
-    row = conn.execute(
-        "SELECT a.source_id FROM articles a JOIN sources s ON s.id = a.source_id "
-        "WHERE (a.url_key = ? OR a.canonical_key = ?) AND s.deleted_at IS NULL LIMIT 1",
-        (url_key, url_key),
-    ).fetchone()
-    return None if row is None else str(row[0])
-
-
-def insert_queued(
-    conn: sqlite3.Connection,
-    url: str,
-    url_key: str,
-    *,
-    source_type: str = "article",
-    tag_entries: list[str] | None = None,
-) -> str:
-    """A new article row waiting for the fetcher; inside the caller's transaction."""
-    article_id = str(uuid.uuid4())
-    now = clock.now()
-    domain = (urlsplit(url).hostname or "").removeprefix("www.") or None
-    conn.execute(
-        "INSERT INTO sources(id, name, type, url, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        (article_id, url, source_type, url, now, now),
-    )
-    conn.execute(
-        "INSERT INTO articles(source_id, url, url_key, saved_at, parse_state, source_domain) "
-        "VALUES (?, ?, ?, ?, 'queued', ?)",
-        (article_id, url, url_key, now, domain),
-    )
-    set_tags(conn, article_id, tags.resolve(conn, tag_entries or []))
-    return article_id
-
-
 def tag_saved(conn: sqlite3.Connection, saved: SaveOutcome, entries: list[str]) -> None:
     """POST /articles' tags, added to what was saved (new or duplicate, article or highlight);
     inside the save's transaction."""
@@ -244,25 +200,6 @@ def set_tags(conn: sqlite3.Connection, article_id: str, tag_ids: list[str]) -> N
         "INSERT INTO source_tags(source_id, tag_id) VALUES (?, ?)",
         [(article_id, tag_id) for tag_id in tag_ids],
     )
-
-
-def save(library: Library, url: str, tag_entries: list[str] | None) -> tuple[bool, str, str]:
-    """(created, article id, parse_state). A URL already saved is answered with that article,
-    with any new tags added to it."""
-    key = basic_url_key(url)
-    with library.write() as conn:
-        existing = find_duplicate(conn, key)
-        if existing is not None:
-            if tag_entries:
-                conn.executemany(
-                    "INSERT OR IGNORE INTO source_tags(source_id, tag_id) VALUES (?, ?)",
-                    [(existing, t) for t in tags.resolve(conn, tag_entries)],
-                )
-            state = conn.execute(
-                "SELECT parse_state FROM articles WHERE source_id = ?", (existing,)
-            ).fetchone()[0]
-            return False, existing, str(state)
-        return True, insert_queued(conn, url, key, tag_entries=tag_entries), "queued"
 
 
 def update(library: Library, article_id: str, changes: dict[str, Any], *, root_url: str) -> Any:

@@ -119,7 +119,12 @@ def get(conn: sqlite3.Connection, highlight_id: str, *, include_metadata: bool =
 
 
 def _source_for(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) -> str | None:
-    """The source a new highlight belongs to, checked; None for a standalone highlight."""
+    """The source a new highlight belongs to, checked; None for a standalone highlight.
+
+    The spec's word is "standalone": with neither id the highlight has no source (`source`
+    null), rather than being filed under a personal-notes source the user never made, which
+    would also make their own later POST /sources type=self a 409.
+    """
     if item.source_id is not None and item.article_id is not None:
         raise validation_failed({f"{prefix}article_id": "give source_id or article_id, not both"})
     if item.article_id is not None:
@@ -213,7 +218,8 @@ def update(library: Library, highlight_id: str, changes: dict[str, Any]) -> dict
             )
     if "content" in changes or "note" in changes:
         library.notify_changed([row["seq"]])
-    return get(library.connection(), row["id"], include_metadata=True)
+    # Like every other answer, `metadata` only when asked for (spec: include_metadata).
+    return get(library.connection(), row["id"])
 
 
 def delete(library: Library, highlight_id: str) -> dict[str, Any]:

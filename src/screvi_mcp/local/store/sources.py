@@ -136,7 +136,7 @@ def create(library: Library, body: SourceCreate) -> dict[str, Any]:
             ),
         )
     conn = library.connection()
-    return render.sources(conn, [_live_row(conn, source_id)], include_metadata=True)[0]
+    return render.sources(conn, [_live_row(conn, source_id)])[0]
 
 
 _EDITABLE = (
@@ -180,7 +180,7 @@ def update(library: Library, source_id: str, changes: dict[str, Any]) -> dict[st
     if "name" in changes or "author" in changes:
         library.notify_changed(seqs)
     conn = library.connection()
-    return render.sources(conn, [_live_row(conn, row["id"])], include_metadata=True)[0]
+    return render.sources(conn, [_live_row(conn, row["id"])])[0]
 
 
 def delete(library: Library, source_id: str, *, cascade: bool) -> dict[str, Any]:
@@ -190,10 +190,18 @@ def delete(library: Library, source_id: str, *, cascade: bool) -> dict[str, Any]
     removed: list[int] = []
     with library.write() as conn:
         row = conn.execute(
-            "SELECT id, deleted_at FROM sources WHERE id = ?", (source_id.lower(),)
+            "SELECT s.id, s.deleted_at, a.source_id AS article_id FROM sources s "
+            "LEFT JOIN articles a ON a.source_id = s.id WHERE s.id = ?",
+            (source_id.lower(),),
         ).fetchone()
         if row is None:
             raise not_found("Source", source_id)
+        if row["article_id"] is not None:
+            # Spec: articles cannot be deleted through the API, only archived.
+            raise conflict(
+                f"{row['id']} is a saved article, and articles cannot be deleted; archive it "
+                "with PATCH /articles/{id} and home_status=archive"
+            )
         if row["deleted_at"] is not None:
             return {"id": row["id"], "deleted": True, "highlights_deleted": 0}
         removed = [
