@@ -128,7 +128,8 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
     for record in records:
         state = f"revoked {record.revoked_at}" if record.revoked_at else "active"
         kind = "legacy" if record.legacy else " ".join(sorted(record.scopes))
-        print(f"{record.id}  {record.hint}…  {record.name}  [{kind}]  {state}")
+        used = f"  last used {record.last_used_at}" if record.last_used_at else "  never used"
+        print(f"{record.id}  {record.hint}…  {record.name}  [{kind}]  {state}{used}")
     return 0
 
 

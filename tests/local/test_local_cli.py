@@ -15,7 +15,7 @@ import pytest
 from screvi_mcp.cli import main
 from screvi_mcp.local import keys
 from screvi_mcp.local.app import RATE_LIMIT_SETTING
-from screvi_mcp.local.auth import SUBSCRIPTION_SETTING
+from screvi_mcp.local.auth import SUBSCRIPTION_SETTING, identify
 from screvi_mcp.local.library import Library
 
 
@@ -174,3 +174,20 @@ def test_api_command_serves_the_library(
         _, err = process.communicate(timeout=30)
     # Nothing on stdout: it is not the place for logs.
     assert b"serving the library" in err
+
+
+def test_a_key_used_once_shows_when_it_was_last_used(
+    library_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, _ = run(capsys, "keys", "create", "--library", str(library_path), "--name", "used")
+    _, listing, _ = run(capsys, "keys", "list", "--library", str(library_path))
+    assert "never used" in listing
+    library = Library.open(library_path)
+    identify(library, out.strip())
+    first = keys.list_keys(library)[0].last_used_at
+    assert first is not None
+    identify(library, out.strip())  # within the minute: not written again
+    assert keys.list_keys(library)[0].last_used_at == first
+    library.close()
+    _, listing, _ = run(capsys, "keys", "list", "--library", str(library_path))
+    assert f"last used {first}" in listing

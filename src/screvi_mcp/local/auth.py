@@ -39,6 +39,7 @@ def identify(library: Library, secret: str | None) -> keys.ApiKey:
     record = keys.find_key(library, secret)
     if record is None:
         raise ApiError(401, "invalid_api_key", "The API key is unknown or has been revoked")
+    keys.record_use(library, record)
     return record
 
 

@@ -105,6 +105,21 @@ def find_key(library: Library, secret: str) -> ApiKey | None:
     return None if row is None else _record(row)
 
 
+# How stale `last_used_at` may get: recording every request would make each read a write.
+LAST_USED_RESOLUTION_SECONDS = 60
+
+
+def record_use(library: Library, record: ApiKey) -> None:
+    """Note that the key was used now, at most once a minute per key."""
+    now = clock.now()
+    if record.last_used_at is not None:
+        age = clock.parse_timestamp(now) - clock.parse_timestamp(record.last_used_at)
+        if age.total_seconds() < LAST_USED_RESOLUTION_SECONDS:
+            return
+    with library.write() as conn:
+        conn.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (now, record.id))
+
+
 def embedded_key(library: Library) -> str:
     """The read-write key the in-process client uses, created on first use."""
     stored = library.get_setting(EMBEDDED_KEY_SETTING)
