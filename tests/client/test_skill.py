@@ -12,9 +12,7 @@ from screvi_mcp.client import (
     NotFoundError,
     ScreviClient,
     SkillFileUnavailable,
-    load_bundled_skill,
 )
-from screvi_mcp.client import skill as skill_module
 from screvi_mcp.client.skill import root_url
 
 MARKDOWN = "# Screvi\n\nUse search before listing.\n"
@@ -84,25 +82,3 @@ async def test_no_copy_anywhere_is_reported(mock_client: MockClientFactory, tmp_
     async with mock_client(server, bundled_skill_path=tmp_path / "missing.md") as client:
         with pytest.raises(SkillFileUnavailable):
             await client.get_skill_file()
-
-
-def test_loader_falls_back_to_the_repository_copy(
-    monkeypatch: pytest.MonkeyPatch, bundled: Path
-) -> None:
-    # Outside a wheel there is no `_bundled_skills` inside the package; the repo's copy serves.
-    monkeypatch.setattr(skill_module, "REPO_SKILL_PATH", bundled)
-    skill = load_bundled_skill()
-    assert skill.content == "# Bundled Screvi skill\n"
-    assert skill.origin == "bundled"
-
-
-def test_loader_prefers_the_copy_inside_the_package(
-    monkeypatch: pytest.MonkeyPatch, bundled: Path, tmp_path: Path
-) -> None:
-    package = tmp_path / "pkg"
-    inside = package / "_bundled_skills" / "screvi" / "SKILL.md"
-    inside.parent.mkdir(parents=True)
-    inside.write_text("# From the wheel\n", encoding="utf-8")
-    monkeypatch.setattr(skill_module.resources, "files", lambda _name: package)
-    monkeypatch.setattr(skill_module, "REPO_SKILL_PATH", bundled)
-    assert load_bundled_skill().content == "# From the wheel\n"

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Literal
 
+from screvi_mcp.skillfile import bundled_skill_path
+
 # Both paths serve the same file (spec, section 4); the well-known one is canonical.
 SKILL_PATHS: tuple[str, ...] = ("/.well-known/skills/default/skill.md", "/skill.md")
-
-REPO_SKILL_PATH = Path(__file__).resolve().parents[3] / "skills" / "screvi" / "SKILL.md"
 
 
 @dataclass(frozen=True)
@@ -41,19 +39,12 @@ def load_bundled_skill(path: Path | None = None) -> SkillFile:
 
     `path` overrides both, for tests and for users who keep their own copy.
     """
-    if path is not None:
-        candidates: list[Path | Traversable] = [path]
-    else:
-        candidates = [
-            resources.files("screvi_mcp") / "_bundled_skills" / "screvi" / "SKILL.md",
-            REPO_SKILL_PATH,
-        ]
-    for candidate in candidates:
+    candidate = path if path is not None else bundled_skill_path()
+    if candidate is not None:
         try:
-            if candidate.is_file():
-                return SkillFile(candidate.read_text("utf-8"), "bundled", str(candidate))
+            return SkillFile(candidate.read_text("utf-8"), "bundled", str(candidate))
         except OSError:
-            continue
+            pass
     raise SkillFileUnavailable(
-        "no bundled skill file found (looked in: " + ", ".join(map(str, candidates)) + ")"
+        f"no bundled skill file found (looked for {candidate or 'the package copy'})"
     )
