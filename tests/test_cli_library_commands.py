@@ -11,6 +11,7 @@ from screvi_mcp import cli
 from screvi_mcp.sample import SAMPLE
 
 pytest.importorskip("onnxruntime", reason="reindex needs the `local` extra (onnxruntime)")
+# (imported through screvi_mcp.local.search.onnx_runtime by the code under test)
 
 
 def _count(path: Path, sql: str) -> int:

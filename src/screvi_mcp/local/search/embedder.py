@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import onnxruntime as ort
 from tokenizers import Tokenizer
+
+from screvi_mcp.local.search.onnx_runtime import ort
 
 MODEL_DIR_ENV = "SCREVI_EMBEDDING_MODEL_DIR"
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from screvi_mcp.local.search.calibration import Calibration
+from screvi_mcp.local.search.onnx_runtime import ort
 
 VERIFIER_DIR_ENV = "SCREVI_VERIFIER_MODEL_DIR"
 VERIFY_THRESHOLD = 0.5
