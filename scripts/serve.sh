@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 bin="$(pwd)/.venv/bin/screvi-mcp"
 cat >&2 <<INFO
 screvi-mcp is installed at $bin
-  Claude Code:    claude mcp add --transport http screvi http://127.0.0.1:8000/mcp
+  Claude Code:    claude mcp add --transport http screvi http://127.0.0.1:${PORT:-8000}/mcp
   Claude Desktop: add {"command": "$bin"} under mcpServers (see claude_desktop_config.example.json)
   Sample data:    $bin sample        (loads public-domain passages to try search)
 INFO

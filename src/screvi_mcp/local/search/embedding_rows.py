@@ -60,6 +60,31 @@ def save(conn: sqlite3.Connection, model: str, texts: list[HighlightText], vecto
     )
 
 
+def latest_change(conn: sqlite3.Connection) -> int:
+    """The id of the newest embedding write (0 when none is logged)."""
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM embedding_changes").fetchone()[0])
+
+
+def oldest_change(conn: sqlite3.Connection) -> int | None:
+    row = conn.execute("SELECT min(id) FROM embedding_changes").fetchone()
+    return None if row[0] is None else int(row[0])
+
+
+def changes_after(conn: sqlite3.Connection, after: int) -> list[tuple[int, int]]:
+    """(change id, seq) of every embedding write after change `after`, oldest first."""
+    rows = conn.execute(
+        "SELECT id, seq FROM embedding_changes WHERE id > ? ORDER BY id", (after,)
+    ).fetchall()
+    return [(int(row[0]), int(row[1])) for row in rows]
+
+
+def prune_changes(conn: sqlite3.Connection, keep: int) -> None:
+    conn.execute(
+        "DELETE FROM embedding_changes WHERE id <= (SELECT max(id) FROM embedding_changes) - ?",
+        (keep,),
+    )
+
+
 def delete_other_models(conn: sqlite3.Connection, model: str) -> None:
     conn.execute("DELETE FROM highlight_embeddings WHERE model != ?", (model,))
 

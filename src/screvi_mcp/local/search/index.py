@@ -34,6 +34,9 @@ EMBED_CHUNK = 256
 # costs real time per pair); semantic-only matches beyond them are dropped.
 VERIFY_LIMIT = 200
 _QUERY_CACHE_SIZE = 256
+# How many embedding writes the shared change log keeps. A process that has not searched
+# for longer than that many writes reloads every vector instead of the changed ones.
+CHANGE_LOG_KEEP = 100_000
 
 Progress = Callable[[int, int], None]
 
@@ -60,6 +63,11 @@ class SemanticIndex:
         self._write_lock = threading.Lock()
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
+        # Where this process is in the shared log of embedding writes, and which stretches
+        # of it are its own writes (already in the matrix, so not read back).
+        self._seen_change = 0
+        self._own_changes: list[tuple[int, int]] = []
+        self._sync_lock = threading.Lock()
 
     @property
     def verify_threshold(self) -> float:
@@ -67,10 +75,40 @@ class SemanticIndex:
 
     def load(self) -> None:
         """Fill the matrix from stored vectors: no embedding happens here."""
-        seqs, vectors = embedding_rows.load_live(
-            self.library.connection(), self.model_id, self.embedder.dimensions
-        )
+        conn = self.library.connection()
+        # Read the log position first: a write landing during the load is applied twice at
+        # worst, never missed.
+        seen = embedding_rows.latest_change(conn)
+        seqs, vectors = embedding_rows.load_live(conn, self.model_id, self.embedder.dimensions)
         self.matrix.replace_all(seqs, vectors)
+        self._seen_change = seen
+
+    def sync(self, conn: sqlite3.Connection) -> None:
+        """Apply vectors other processes wrote since we last looked: one cheap query when
+        nothing changed."""
+        if embedding_rows.latest_change(conn) <= self._seen_change:
+            return
+        with self._sync_lock:
+            oldest = embedding_rows.oldest_change(conn)
+            if oldest is not None and oldest > self._seen_change + 1:
+                log.info("the embedding change log moved past this process; reloading")
+                self.load()
+                return
+            changes = embedding_rows.changes_after(conn, self._seen_change)
+            if not changes:
+                return
+            with self._write_lock:
+                foreign = {
+                    seq
+                    for change, seq in changes
+                    if not any(first <= change <= last for first, last in self._own_changes)
+                }
+                if foreign:
+                    self._load_seqs(sorted(foreign))
+                self._seen_change = changes[-1][0]
+                self._own_changes = [
+                    (first, last) for first, last in self._own_changes if last > self._seen_change
+                ]
 
     # -- keeping in sync (HighlightListener) --------------------------------------------
 
@@ -112,7 +150,13 @@ class SemanticIndex:
         with self._write_lock:
             if fresh and vectors is not None:
                 with self.library.write() as write_conn:
+                    before = embedding_rows.latest_change(write_conn)
                     embedding_rows.save(write_conn, self.model_id, fresh, vectors)
+                    after = embedding_rows.latest_change(write_conn)
+                    # The writer holds the database, so these ids are all ours.
+                    self._own_changes.append((before + 1, after))
+                    if after % 1000 < len(fresh):
+                        embedding_rows.prune_changes(write_conn, CHANGE_LOG_KEEP)
                 self.matrix.upsert([item.seq for item in fresh], vectors)
             reload = [item.seq for item in todo if stored.get(item.seq) == item.hash]
             if reload:  # stored and unchanged but not in memory: read it back, don't re-embed
@@ -148,6 +192,7 @@ class SemanticIndex:
         min_relevance: float,
         limit: int,
     ) -> list[SemanticMatch]:
+        self.sync(conn)
         min_cosine = self.calibration.min_cosine(min_relevance)
         query = self.query_vector(text)
         if not filters.restricts:
