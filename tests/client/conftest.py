@@ -3,10 +3,8 @@ library's app in-process and over a real socket on 127.0.0.1."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from client_testkit import (
 )
 
 from screvi_mcp.client import EMBEDDED_BASE_URL, UNSET, RetryPolicy, ScreviClient, Unset
+from testsupport.servers import asgi_server
 
 
 @pytest.fixture
@@ -67,28 +66,6 @@ def keys(library_path: Path) -> Keys:
         )
     finally:
         library.close()
-
-
-@contextmanager
-def serve(app: Any) -> Iterator[str]:
-    """Run `app` with uvicorn on 127.0.0.1, on a free port, in a thread; yield its base URL."""
-    import uvicorn
-
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 BACKENDS = ["in-process", "socket"]
@@ -144,7 +121,7 @@ def connect(backend: str, library_path: Path, keys: Keys) -> Iterator[ClientFact
         else:
             if "url" not in servers:
                 app = create_app(library_path, rate_limit_per_minute=server_rate_limit)
-                servers["url"] = stack.enter_context(serve(app))
+                servers["url"] = stack.enter_context(asgi_server(app))
             key = keys.write if isinstance(api_key, Unset) else api_key
             client = ScreviClient.hosted(key, base_url=servers["url"] + "/api/v1", **options)
         async with client:

@@ -29,11 +29,12 @@ from e2e_harness import (
     Library,
     McpHttp,
     Service,
-    free_port,
     quiet_env,
     render_config,
     start_service,
 )
+
+from testsupport.servers import free_port
 
 SEED_HIGHLIGHTS = [
     {

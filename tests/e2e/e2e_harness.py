@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -94,13 +93,6 @@ def article_url(site: str, reader: str) -> str:
     """The same page under a URL of each client's own, so every client really fetches it
     (a URL already in the library would come back as a duplicate without a fetch)."""
     return f"{site}/{ARTICLE_PAGE}?reader={reader}"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def quiet_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from screvi_mcp.local import keys
 from screvi_mcp.local.app import RATE_LIMIT_SETTING
 from screvi_mcp.local.auth import SUBSCRIPTION_SETTING, identify
 from screvi_mcp.local.library import Library
+from testsupport.servers import free_port
 
 
 @pytest.fixture
@@ -116,13 +116,6 @@ def test_library_from_the_environment(
     assert library_path.exists()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def test_api_command_serves_the_library(
     library_path: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -131,7 +124,7 @@ def test_api_command_serves_the_library(
     )
     secret = out.strip()
     assert run(capsys, "library", "rate-limit", "50", "--library", str(library_path))[0] == 0
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCREVI_")}
     process = subprocess.Popen(
         [

@@ -23,8 +23,9 @@ from server_testkit import (
     copy_library,
     mcp_client,
     seed_library,
-    serve_in_thread,
 )
+
+from testsupport.servers import asgi_server
 
 
 @pytest.fixture(scope="session")
@@ -94,5 +95,5 @@ def local_api(
         legacy = create_key(library, "tests: legacy", legacy=True)[1]
     finally:
         library.close()
-    with serve_in_thread(create_app(path, rate_limit_per_minute=100_000)) as root:
+    with asgi_server(create_app(path, rate_limit_per_minute=100_000)) as root:
         yield LocalApi(f"{root}/api/v1", path, write, read, legacy)

@@ -8,15 +8,13 @@ library, the server in-process, the embedded API on a socket, and `screvi-mcp` s
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from mcp.types import CallToolResult, TextContent
 from screvi_mcp.server.app import build_server
 from screvi_mcp.server.backend import Backend, BackendConfig
 from screvi_mcp.server.toolkit import TOOLSETS, Toolset
+from testsupport.servers import free_port
 
 SCREVI_MCP = str(Path(sys.executable).parent / "screvi-mcp")
 ARTICLE_TEXT_CHARS = 12000
@@ -218,35 +217,7 @@ class LocalApi:
     legacy_key: str
 
 
-@contextmanager
-def serve_in_thread(app: Any) -> Iterator[str]:
-    """Run an ASGI app with uvicorn on 127.0.0.1, on a free port, in a thread."""
-    import uvicorn
-
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="screvi-api-test", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(15)
-
-
 # Subprocesses ------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def server_env(**extra: str) -> dict[str, str]:

@@ -31,12 +31,12 @@ from server_testkit import (
     call_error,
     call_ok,
     copy_library,
-    free_port,
     server_env,
 )
 
 from screvi_mcp.server.toolkit import TOOLSETS
 from screvi_mcp.server.transport import HttpOptions
+from testsupport.servers import free_port
 
 TOKEN = "secret"
 READ_TOOLS = {

@@ -7,9 +7,6 @@ module can be imported under that name.
 
 from __future__ import annotations
 
-import asyncio
-import socket
-import threading
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -17,13 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 
 from screvi_mcp.local import clock
 from screvi_mcp.local.fetching import store as fetching_store
 from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.library import Library
+from testsupport.servers import asgi_server
 
 PREFIX = "/api/v1"
 # A key argument meaning "the default read-write key".
@@ -135,15 +132,6 @@ class Api:
         return article_id
 
 
-def free_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    # Accepted connections inherit it; without it each response waits out delayed ACKs.
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
 @asynccontextmanager
 async def in_process(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
     async with (
@@ -157,27 +145,10 @@ async def in_process(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
 
 @asynccontextmanager
 async def over_socket(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
-    sock = free_socket()
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        for _ in range(1000):  # a bound on waiting, not an assertion about speed
-            if server.started or not thread.is_alive():
-                break
-            await asyncio.sleep(0.01)
-        assert server.started, "uvicorn did not start"
+    with asgi_server(app) as base_url:
         # trust_env=False: no proxy from the environment may see this traffic.
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{port}", trust_env=False, timeout=30
-        ) as client:
+        async with httpx.AsyncClient(base_url=base_url, trust_env=False, timeout=30) as client:
             yield client
-    finally:
-        server.should_exit = True
-        await asyncio.to_thread(thread.join, 30)
-        sock.close()
 
 
 OpenApi = Callable[..., AbstractAsyncContextManager[Api]]

@@ -1,0 +1,2 @@
+"""Helpers shared by several test folders (importable because pytest's `pythonpath` holds
+`tests/`)."""
