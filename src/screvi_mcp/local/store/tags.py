@@ -73,34 +73,31 @@ def resolve(
 def tags_of_highlights(
     conn: sqlite3.Connection, highlight_ids: list[str]
 ) -> dict[str, list[dict[str, Any]]]:
-    found: dict[str, list[dict[str, Any]]] = {hid: [] for hid in highlight_ids}
-    for part in chunked(highlight_ids):
-        marks = ",".join("?" * len(part))
-        rows = conn.execute(
-            "SELECT ht.highlight_id, t.id, t.name, t.color FROM highlight_tags ht "
-            f"JOIN tags t ON t.id = ht.tag_id WHERE ht.highlight_id IN ({marks}) "
-            "ORDER BY t.name_key",
-            part,
-        ).fetchall()
-        for row in rows:
-            found[row["highlight_id"]].append(render(row))
-    return found
+    """Each highlight's tags, by name, for a page of highlights in one query per 500."""
+    return _tags_of(conn, "highlight_tags", "highlight_id", highlight_ids)
 
 
 def tags_of_sources(
     conn: sqlite3.Connection, source_ids: list[str]
 ) -> dict[str, list[dict[str, Any]]]:
-    found: dict[str, list[dict[str, Any]]] = {sid: [] for sid in source_ids}
-    for part in chunked(source_ids):
+    """Each source's tags (only articles have any)."""
+    return _tags_of(conn, "source_tags", "source_id", source_ids)
+
+
+def _tags_of(
+    conn: sqlite3.Connection, link_table: str, owner_column: str, owner_ids: list[str]
+) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {owner: [] for owner in owner_ids}
+    for part in chunked(owner_ids):
         marks = ",".join("?" * len(part))
         rows = conn.execute(
-            "SELECT st.source_id, t.id, t.name, t.color FROM source_tags st "
-            f"JOIN tags t ON t.id = st.tag_id WHERE st.source_id IN ({marks}) "
+            f"SELECT link.{owner_column} AS owner, t.id, t.name, t.color FROM {link_table} link "
+            f"JOIN tags t ON t.id = link.tag_id WHERE link.{owner_column} IN ({marks}) "
             "ORDER BY t.name_key",
             part,
         ).fetchall()
         for row in rows:
-            found[row["source_id"]].append(render(row))
+            found[row["owner"]].append(render(row))
     return found
 
 
