@@ -56,13 +56,18 @@ Format = Annotated[
     ResponseFormat,
     Field(description="concise (default) or detailed (adds dates, urls, scores, metadata)"),
 ]
+_TagName = Annotated[str, Field(min_length=1, max_length=100)]
 TagNames = Annotated[
-    list[Annotated[str, Field(min_length=1, max_length=100)]],
+    list[_TagName],
     Field(
         min_length=1,
         max_length=100,
         description="tag names (case-insensitive; new names are created) or tag ids",
     ),
+]
+TagsToRemove = Annotated[
+    list[_TagName],
+    Field(min_length=1, max_length=100, description="tag names (case-insensitive) or tag ids"),
 ]
 SourceTypeName = Literal[
     "book", "article", "tweet", "self", "podcast", "video", "custom", "youtube", "pdf"

@@ -19,6 +19,7 @@ from screvi_mcp.server.toolkit import (
     Id,
     Page,
     TagNames,
+    TagsToRemove,
     ToolSpec,
     reading,
     writing,
@@ -192,7 +193,7 @@ def build(backend: Backend) -> list[ToolSpec]:
             result = await client.add_article_tags(article_id, tags)
         return render.tag_list(result, f"Article {article_id}")
 
-    async def remove_article_tags(ctx: Context, article_id: Id, tags: TagNames) -> str:
+    async def remove_article_tags(ctx: Context, article_id: Id, tags: TagsToRemove) -> str:
         """Remove tags from a saved article."""
         async with backend.call(ctx, f"Article {article_id}") as client:
             result = await client.remove_article_tags(article_id, tags)

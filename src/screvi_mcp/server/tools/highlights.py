@@ -17,6 +17,7 @@ from screvi_mcp.server.toolkit import (
     Page,
     SourceTypeName,
     TagNames,
+    TagsToRemove,
     ToolSpec,
     reading,
     writing,
@@ -210,7 +211,7 @@ def build(backend: Backend) -> list[ToolSpec]:
             result = await client.add_highlight_tags(highlight_id, tags)
         return render.tag_list(result, f"Highlight {highlight_id}")
 
-    async def remove_highlight_tags(ctx: Context, highlight_id: Id, tags: TagNames) -> str:
+    async def remove_highlight_tags(ctx: Context, highlight_id: Id, tags: TagsToRemove) -> str:
         """Remove tags from a highlight (the tags themselves remain for other items)."""
         async with backend.call(ctx, f"Highlight {highlight_id}") as client:
             result = await client.remove_highlight_tags(highlight_id, tags)
