@@ -105,7 +105,6 @@ def _warn_keyword_only() -> None:
     global _warned_keyword_only
     if not _warned_keyword_only:
         _warned_keyword_only = True
-        log.warning(
-            "search is keyword-only: no semantic index is attached (install the 'local' "
-            "extra: pip install 'screvi-mcp[local]')"
-        )
+        # Attaching already said why at WARNING (missing extra, or a model change); this
+        # only marks where it bites, for whoever is debugging.
+        log.debug("search is keyword-only: no semantic index is attached to this library")
