@@ -3,6 +3,9 @@
 Field names are exactly the spec's (`../shared/spec/screvi-public-api.md`, section 2).
 Response models ignore unknown fields so that a newer hosted API never breaks the client;
 the embedded library builds them itself and so always emits exactly these fields.
+Error bodies (`{error, code, fields?}`) have no model here: the embedded library builds them
+in `local/errors.py`, and the client reads them leniently in `client/errors.py`, since a
+proxy's error page must not become a second error.
 """
 
 from __future__ import annotations
@@ -193,13 +196,6 @@ class SavedArticle(WireModel):
     parse_state: ParseState | None = None
     duplicate: bool = False
     kind: str = "article"
-    source_id: str | None = None
-
-
-class ErrorBody(WireModel):
-    error: str
-    code: str
-    fields: dict[str, str] | None = None
     source_id: str | None = None
 
 
