@@ -425,6 +425,18 @@ class ScreviClient:
     def _page(self, response: httpx.Response, item: type[ItemT]) -> Page[ItemT]:
         return _validate(response, lambda: Page[item].model_validate(self._json(response)))  # type: ignore[valid-type]
 
+    async def _change_tags(
+        self, method: str, resource: str, what: str, item_id: str, tags: Sequence[str]
+    ) -> list[Tag]:
+        """POST (add) or DELETE (remove) /{resource}/{id}/tags: the one tag-change contract
+        highlights and articles share."""
+        response = await self._request(
+            method,
+            f"{resource}/{p.path_id(item_id, what)}/tags",
+            json_body={"tags": p.check_tags(tags)},
+        )
+        return self._tags(response)
+
     def _tags(self, response: httpx.Response) -> list[Tag]:
         data = self._data(response)
         # The envelope of the tag-list answers is not in the spec: a bare list, `{data: [...]}`
@@ -603,21 +615,11 @@ class ScreviClient:
 
     async def add_highlight_tags(self, highlight_id: str, tags: Sequence[str]) -> list[Tag]:
         """POST /highlights/{id}/tags. Returns the highlight's full tag list afterwards."""
-        response = await self._request(
-            "POST",
-            f"highlights/{p.path_id(highlight_id, 'highlight')}/tags",
-            json_body={"tags": p.check_tags(tags)},
-        )
-        return self._tags(response)
+        return await self._change_tags("POST", "highlights", "highlight", highlight_id, tags)
 
     async def remove_highlight_tags(self, highlight_id: str, tags: Sequence[str]) -> list[Tag]:
         """DELETE /highlights/{id}/tags. Returns the highlight's full tag list afterwards."""
-        response = await self._request(
-            "DELETE",
-            f"highlights/{p.path_id(highlight_id, 'highlight')}/tags",
-            json_body={"tags": p.check_tags(tags)},
-        )
-        return self._tags(response)
+        return await self._change_tags("DELETE", "highlights", "highlight", highlight_id, tags)
 
     # Search --------------------------------------------------------------------------------
 
@@ -907,21 +909,11 @@ class ScreviClient:
 
     async def add_article_tags(self, article_id: str, tags: Sequence[str]) -> list[Tag]:
         """POST /articles/{id}/tags. Returns the article's full tag list afterwards."""
-        response = await self._request(
-            "POST",
-            f"articles/{p.path_id(article_id, 'article')}/tags",
-            json_body={"tags": p.check_tags(tags)},
-        )
-        return self._tags(response)
+        return await self._change_tags("POST", "articles", "article", article_id, tags)
 
     async def remove_article_tags(self, article_id: str, tags: Sequence[str]) -> list[Tag]:
         """DELETE /articles/{id}/tags. Returns the article's full tag list afterwards."""
-        response = await self._request(
-            "DELETE",
-            f"articles/{p.path_id(article_id, 'article')}/tags",
-            json_body={"tags": p.check_tags(tags)},
-        )
-        return self._tags(response)
+        return await self._change_tags("DELETE", "articles", "article", article_id, tags)
 
     # Tags ----------------------------------------------------------------------------------
 
