@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
 from screvi_mcp.client import (
     ConflictError,
@@ -117,3 +117,12 @@ async def tool_errors(target: str | None = None) -> AsyncIterator[None]:
         message = describe(error, target)
         log.info("tool call failed: %s", message)
         raise ToolError(message) from None
+
+
+@asynccontextmanager
+async def resource_errors(target: str) -> AsyncIterator[None]:
+    """The same wording for resource reads, which fail as ResourceError instead."""
+    try:
+        yield
+    except ScreviError as error:
+        raise ResourceError(describe(error, target)) from None

@@ -119,11 +119,18 @@ def highlights(
 ) -> str:
     first = 1 if pagination is None else (pagination.page - 1) * pagination.per_page + 1
     blocks = [highlight(item, fmt, first + index) for index, item in enumerate(items)]
-    if pagination is not None:
-        if not items and pagination.total == 0:
-            return f"No {noun} found."
-        blocks.append(page_line(pagination, noun))
-    return "\n\n".join(blocks)
+    if pagination is None:
+        return "\n\n".join(blocks)
+    return listing(blocks, pagination, noun)
+
+
+def listing(
+    blocks: Sequence[str], pagination: Pagination, noun: str, empty: str | None = None
+) -> str:
+    """Rendered items of one page, then the sentence saying which page and what next."""
+    if pagination.total == 0:
+        return empty or f"No {noun} found."
+    return "\n\n".join([*blocks, page_line(pagination, noun)])
 
 
 def source(item: Source, fmt: ResponseFormat = "concise") -> str:
@@ -157,9 +164,7 @@ def source(item: Source, fmt: ResponseFormat = "concise") -> str:
 
 
 def sources(items: Sequence[Source], pagination: Pagination, fmt: ResponseFormat) -> str:
-    if pagination.total == 0:
-        return "No sources found."
-    return "\n\n".join([*(source(item, fmt) for item in items), page_line(pagination, "sources")])
+    return listing([source(item, fmt) for item in items], pagination, "sources")
 
 
 def article(item: Article, fmt: ResponseFormat = "concise") -> str:
@@ -200,10 +205,9 @@ def article(item: Article, fmt: ResponseFormat = "concise") -> str:
 
 
 def articles(items: Sequence[Article], pagination: Pagination, fmt: ResponseFormat) -> str:
-    if pagination.total == 0:
-        return "No saved articles found."
-    blocks = [article(item, fmt) for item in items]
-    return "\n\n".join([*blocks, page_line(pagination, "articles")])
+    return listing(
+        [article(item, fmt) for item in items], pagination, "articles", "No saved articles found."
+    )
 
 
 def tags_with_counts(items: Sequence[TagWithCounts]) -> str:

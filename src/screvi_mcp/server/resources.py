@@ -9,7 +9,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from screvi_mcp.client import ScreviError, SkillFileUnavailable
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
-from screvi_mcp.server.errors import describe
+from screvi_mcp.server.errors import resource_errors
 
 SKILL_URI = "screvi://skill.md"
 
@@ -40,11 +40,11 @@ def register(mcp: MCPServer, backend: Backend) -> None:
         mime_type="text/plain",
     )
     async def highlight(highlight_id: str, ctx: Context) -> str:
-        try:
-            async with backend.client(ctx.headers) as client:
-                item = await client.get_highlight(highlight_id, include_metadata=True)
-        except ScreviError as error:
-            raise ResourceError(describe(error, f"Highlight {highlight_id}")) from None
+        async with (
+            resource_errors(f"Highlight {highlight_id}"),
+            backend.client(ctx.headers) as client,
+        ):
+            item = await client.get_highlight(highlight_id, include_metadata=True)
         return render.highlight(item, "detailed")
 
     @mcp.resource(
@@ -55,11 +55,8 @@ def register(mcp: MCPServer, backend: Backend) -> None:
         mime_type="text/plain",
     )
     async def source(source_id: str, ctx: Context) -> str:
-        try:
-            async with backend.client(ctx.headers) as client:
-                result = await client.get_source(source_id, per_page=100)
-        except ScreviError as error:
-            raise ResourceError(describe(error, f"Source {source_id}")) from None
+        async with resource_errors(f"Source {source_id}"), backend.client(ctx.headers) as client:
+            result = await client.get_source(source_id, per_page=100)
         return (
             render.source(result.data, "detailed")
             + "\n\n"
@@ -74,9 +71,9 @@ def register(mcp: MCPServer, backend: Backend) -> None:
         mime_type="text/plain",
     )
     async def article(article_id: str, ctx: Context) -> str:
-        try:
-            async with backend.client(ctx.headers) as client:
-                item = await client.get_article(article_id, format="text", max_chars=20000)
-        except ScreviError as error:
-            raise ResourceError(describe(error, f"Article {article_id}")) from None
+        async with (
+            resource_errors(f"Article {article_id}"),
+            backend.client(ctx.headers) as client,
+        ):
+            item = await client.get_article(article_id, format="text", max_chars=20000)
         return render.article_chunk(item)
