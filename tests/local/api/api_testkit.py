@@ -27,6 +27,22 @@ PREFIX = "/api/v1"
 RW = object()
 
 
+# Every highlight answer carries exactly these (plus `metadata` and `deleted` when asked).
+HIGHLIGHT_FIELDS = {
+    "id",
+    "content",
+    "note",
+    "favorite",
+    "url",
+    "location",
+    "date",
+    "created_at",
+    "updated_at",
+    "tags",
+    "source",
+}
+
+
 @dataclass(frozen=True)
 class Keys:
     rw: str

@@ -5,21 +5,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from api_testkit import Api, ts
+from api_testkit import HIGHLIGHT_FIELDS, Api, ts
 
-HIGHLIGHT_FIELDS = {
-    "id",
-    "content",
-    "note",
-    "favorite",
-    "url",
-    "location",
-    "date",
-    "created_at",
-    "updated_at",
-    "tags",
-    "source",
-}
 SOURCE_FIELDS = {"id", "name", "type", "author", "image_url", "url"}
 PAGINATION_FIELDS = {"page", "per_page", "total", "total_pages", "has_more"}
 

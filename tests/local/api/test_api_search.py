@@ -8,22 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from api_testkit import Api
+from api_testkit import HIGHLIGHT_FIELDS, Api
 
 RESULT_EXTRA = {"similarity", "match_type", "relevance", "verified_relevance"}
-HIGHLIGHT_FIELDS = {
-    "id",
-    "content",
-    "note",
-    "favorite",
-    "url",
-    "location",
-    "date",
-    "created_at",
-    "updated_at",
-    "tags",
-    "source",
-}
 
 
 def ids(response: Any) -> set[str]:
