@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from tokenizers import Tokenizer
 
-from screvi_mcp.local.search.onnx_runtime import ort
+from screvi_mcp.local.search.onnx_runtime import cpu_session
 
 MODEL_DIR_ENV = "SCREVI_EMBEDDING_MODEL_DIR"
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
@@ -44,15 +44,7 @@ class Embedder:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.no_padding()  # we pad per batch, to the batch's longest text
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = os.cpu_count() or 1
-        options.log_severity_level = 3
-        # Idle onnxruntime threads otherwise spin for a while after each run and starve the
-        # numpy matrix scan that follows a query embedding (measured: 4 ms became 60 ms).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = cpu_session(model_path)
         self._inputs = {node.name for node in self._session.get_inputs()}
         self.dimensions = self.embed(["dimension probe"]).shape[1]
 

@@ -9,6 +9,7 @@ variables to 0 themselves.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 # Both spellings: the runtime has honoured each in different releases.
 for _variable in ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED"):
@@ -19,4 +20,18 @@ import onnxruntime as ort  # noqa: E402  (the environment must be set first)
 if os.environ.get("ORT_DISABLE_TELEMETRY") != "0":
     ort.disable_telemetry_events()
 
-__all__ = ["ort"]
+
+def cpu_session(model_path: Path) -> ort.InferenceSession:
+    """A CPU inference session set up the way every model of ours runs.
+
+    Idle onnxruntime threads otherwise spin for a while after each run and starve the numpy
+    matrix scan that follows a query embedding (measured: 4 ms became 60 ms).
+    """
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = os.cpu_count() or 1
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+
+
+__all__ = ["cpu_session", "ort"]

@@ -22,7 +22,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from screvi_mcp.local.search.calibration import Calibration
-from screvi_mcp.local.search.onnx_runtime import ort
+from screvi_mcp.local.search.onnx_runtime import cpu_session
 
 VERIFIER_DIR_ENV = "SCREVI_VERIFIER_MODEL_DIR"
 VERIFY_THRESHOLD = 0.5
@@ -53,11 +53,7 @@ class CrossEncoderVerifier:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length=_MAX_PAIR_TOKENS)
         self._tokenizer.no_padding()
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = cpu_session(model_path)
         self._inputs = {node.name for node in self._session.get_inputs()}
 
     def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
