@@ -46,6 +46,14 @@ def _json_object(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _add_optional_fields(item: dict[str, Any], row: sqlite3.Row, include_metadata: bool) -> None:
+    """`metadata` only when asked for; `deleted` only on tombstones (spec, section 2)."""
+    if include_metadata:
+        item["metadata"] = _json_object(row["metadata"])
+    if row["deleted_at"] is not None:
+        item["deleted"] = True
+
+
 def highlights(
     conn: sqlite3.Connection, rows: list[sqlite3.Row], *, include_metadata: bool = False
 ) -> list[dict[str, Any]]:
@@ -74,10 +82,7 @@ def highlights(
                 "image_url": row["s_image_url"],
                 "url": row["s_url"],
             }
-        if include_metadata:
-            item["metadata"] = _json_object(row["metadata"])
-        if row["deleted_at"] is not None:
-            item["deleted"] = True
+        _add_optional_fields(item, row, include_metadata)
         rendered.append(item)
     return rendered
 
@@ -115,10 +120,7 @@ def sources(
             "highlight_count": row["highlight_count"],
             "created_at": row["created_at"],
         }
-        if include_metadata:
-            item["metadata"] = _json_object(row["metadata"])
-        if row["deleted_at"] is not None:
-            item["deleted"] = True
+        _add_optional_fields(item, row, include_metadata)
         rendered.append(item)
     return rendered
 
