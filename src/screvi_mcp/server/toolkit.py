@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -45,6 +45,20 @@ def writing(
         idempotent_hint=idempotent,
         open_world_hint=open_world,
     )
+
+
+NOTHING_TO_CHANGE = "Nothing to change: give at least one field, or list fields in `clear`."
+
+
+def changed_fields(given: dict[str, Any], clear: Sequence[str]) -> dict[str, Any]:
+    """An update tool's arguments as the client's partial-update keywords.
+
+    Fields given (not None) are sent; fields named in `clear` are sent as null, which clears
+    them; every other field is left out, and the client's UNSET default leaves it alone.
+    """
+    changes = {name: value for name, value in given.items() if value is not None}
+    changes.update(dict.fromkeys(clear))
+    return changes
 
 
 # Argument types, with the spec's bounds, shared by several tools.

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import anyio
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from screvi_mcp.client import UNSET
 from screvi_mcp.models import ParseState
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.toolkit import (
+    NOTHING_TO_CHANGE,
     DateTimeText,
     Format,
     Id,
@@ -21,6 +21,7 @@ from screvi_mcp.server.toolkit import (
     TagNames,
     TagsToRemove,
     ToolSpec,
+    changed_fields,
     reading,
     writing,
 )
@@ -164,27 +165,21 @@ def build(backend: Backend) -> list[ToolSpec]:
     ) -> str:
         """Triage or edit a saved article: move it (inbox/later/archive), favourite it, edit
         title, excerpt or note, replace its tags. Only the arguments given change."""
-        changes: dict[str, Any] = {
-            key: value
-            for key, value in (
-                ("home_status", home_status),
-                ("favorite", favorite),
-                ("title", title),
-                ("excerpt", excerpt),
-                ("note", note),
-                ("tags", tags),
-            )
-            if value is not None
-        }
-        for key in clear:
-            changes[key] = None
+        changes = changed_fields(
+            {
+                "home_status": home_status,
+                "favorite": favorite,
+                "title": title,
+                "excerpt": excerpt,
+                "note": note,
+                "tags": tags,
+            },
+            clear,
+        )
         if not changes:
-            return "Nothing to change: give at least one field, or list fields in `clear`."
-        fields = ("home_status", "favorite", "title", "excerpt", "note", "tags")
+            return NOTHING_TO_CHANGE
         async with backend.call(ctx, f"Article {article_id}") as client:
-            item = await client.update_article(
-                article_id, **{key: changes.get(key, UNSET) for key in fields}
-            )
+            item = await client.update_article(article_id, **changes)
         return "Updated:\n" + render.article(item)
 
     async def add_article_tags(ctx: Context, article_id: Id, tags: TagNames) -> str:

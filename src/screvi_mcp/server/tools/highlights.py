@@ -7,10 +7,10 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, ConfigDict, Field
 
-from screvi_mcp.client import UNSET
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.toolkit import (
+    NOTHING_TO_CHANGE,
     DateTimeText,
     Format,
     Id,
@@ -19,6 +19,7 @@ from screvi_mcp.server.toolkit import (
     TagNames,
     TagsToRemove,
     ToolSpec,
+    changed_fields,
     reading,
     writing,
 )
@@ -163,40 +164,22 @@ def build(backend: Backend) -> list[ToolSpec]:
     ) -> str:
         """Change a highlight. Only the arguments given change; list fields to empty in
         `clear`. To add or remove single tags use add_highlight_tags / remove_highlight_tags."""
-        changes: dict[str, Any] = {
-            name: value
-            for name, value in (
-                ("content", content),
-                ("note", note),
-                ("favorite", favorite),
-                ("url", url),
-                ("location", location),
-                ("date", date),
-                ("tags", tags),
-            )
-            if value is not None
-        }
-        for name in clear:
-            changes[name] = None
+        changes = changed_fields(
+            {
+                "content": content,
+                "note": note,
+                "favorite": favorite,
+                "url": url,
+                "location": location,
+                "date": date,
+                "tags": tags,
+            },
+            clear,
+        )
         if not changes:
-            return "Nothing to change: give at least one field, or list fields in `clear`."
+            return NOTHING_TO_CHANGE
         async with backend.call(ctx, f"Highlight {highlight_id}") as client:
-            item = await client.update_highlight(
-                highlight_id,
-                **{
-                    k: changes.get(k, UNSET)
-                    for k in (
-                        "content",
-                        "note",
-                        "favorite",
-                        "url",
-                        "location",
-                        "date",
-                        "tags",
-                        "metadata",
-                    )
-                },
-            )
+            item = await client.update_highlight(highlight_id, **changes)
         return "Updated:\n" + render.highlight(item)
 
     async def delete_highlight(ctx: Context, highlight_id: Id) -> str:

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from screvi_mcp.client import UNSET
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
-from screvi_mcp.server.toolkit import DateTimeText, Format, Id, Page, ToolSpec, reading, writing
+from screvi_mcp.server.toolkit import (
+    NOTHING_TO_CHANGE,
+    DateTimeText,
+    Format,
+    Id,
+    Page,
+    ToolSpec,
+    changed_fields,
+    reading,
+    writing,
+)
 
 ListType = Literal[
     "book", "article", "tweet", "podcast", "video", "self", "custom", "youtube", "author", "topics"
@@ -109,29 +118,23 @@ def build(backend: Backend) -> list[ToolSpec]:
     ) -> str:
         """Change a source's name, author, cover, note and other details (not its type).
         Only the arguments given change; list fields to empty in `clear`."""
-        changes: dict[str, Any] = {
-            key: value
-            for key, value in (
-                ("name", name),
-                ("author", author),
-                ("url", url),
-                ("image_url", image_url),
-                ("note", note),
-                ("isbn", isbn),
-                ("asin", asin),
-                ("published_date", published_date),
-            )
-            if value is not None
-        }
-        for key in clear:
-            changes[key] = None
+        changes = changed_fields(
+            {
+                "name": name,
+                "author": author,
+                "url": url,
+                "image_url": image_url,
+                "note": note,
+                "isbn": isbn,
+                "asin": asin,
+                "published_date": published_date,
+            },
+            clear,
+        )
         if not changes:
-            return "Nothing to change: give at least one field, or list fields in `clear`."
-        fields = ("name", "author", "url", "image_url", "note", "isbn", "asin", "published_date")
+            return NOTHING_TO_CHANGE
         async with backend.call(ctx, f"Source {source_id}") as client:
-            item = await client.update_source(
-                source_id, **{key: changes.get(key, UNSET) for key in fields}
-            )
+            item = await client.update_source(source_id, **changes)
         return "Updated:\n" + render.source(item)
 
     async def delete_source(
