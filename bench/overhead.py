@@ -3,7 +3,7 @@
 From the inside out:
 - `local_service`: the embedded library's store function (`store.highlights.get`), the work
   any layer above must do at least once;
-- `client`: `ScreviClient.embedded(...).get_highlight`, through httpx's ASGI transport and
+- `client`: `embedded_client(...).get_highlight`, through httpx's ASGI transport and
   the local app (auth, rate limit, JSON both ways, pydantic validation);
 - `mcp_in_process`: the `get_highlight` tool through the SDK's in-process client;
 - `mcp_stdio`: the same tool over stdio, `screvi-mcp --library PATH` as a subprocess.
@@ -56,10 +56,10 @@ def _local_service(path: Path, ids: list[str], iterations: int) -> list[float]:
 
 
 async def _client(path: Path, ids: list[str], iterations: int) -> list[float]:
-    from screvi_mcp.client import ScreviClient
+    from screvi_mcp.server.backend import embedded_client
 
     cycle = itertools.cycle(ids)
-    async with ScreviClient.embedded(path) as client:
+    async with await embedded_client(path) as client:
         return await _timed(
             lambda: client.get_highlight(next(cycle), include_metadata=True), iterations
         )

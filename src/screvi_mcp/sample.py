@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from screvi_mcp.client import ScreviClient
+from screvi_mcp.server.backend import embedded_client
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ async def load_sample(library_path: Path) -> tuple[int, int]:
     Sources already present by name are left alone, so loading twice adds nothing.
     """
     added_sources = added_highlights = 0
-    async with ScreviClient.embedded(library_path) as client:
+    async with await embedded_client(library_path) as client:
         existing = {
             source.name
             async for source in client.iterate(

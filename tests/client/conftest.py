@@ -8,7 +8,6 @@ from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from client_testkit import (
     BASE_URL,
@@ -20,7 +19,7 @@ from client_testkit import (
     Sleeps,
 )
 
-from screvi_mcp.client import EMBEDDED_BASE_URL, UNSET, RetryPolicy, ScreviClient, Unset
+from screvi_mcp.client import UNSET, RetryPolicy, ScreviClient, Unset
 from testsupport.servers import asgi_server
 
 
@@ -80,12 +79,14 @@ def backend(request: pytest.FixtureRequest) -> str:
 def connect(backend: str, library_path: Path, keys: Keys) -> Iterator[ClientFactory]:
     """Open clients of the real app on this test's backend.
 
-    In-process: `ScreviClient.embedded`, the lifespan run by the client. Socket: one uvicorn
+    In-process: a client over the library's `EmbeddedLibrary` transport, which runs the
+    app's lifespan. Socket: one uvicorn
     server per test (started on first use) and `ScreviClient.hosted` pointed at it. Either way
     requests pass the app's own auth with the key given: by default the library's embedded
     key in-process and the test's write key over the socket; `None` sends no key at all.
     """
     from screvi_mcp.local.app import create_app
+    from screvi_mcp.local.transport import EmbeddedLibrary
 
     servers: dict[str, str] = {}
     stack = ExitStack()
@@ -98,26 +99,15 @@ def connect(backend: str, library_path: Path, keys: Keys) -> Iterator[ClientFact
         **options: Any,
     ) -> AsyncIterator[ScreviClient]:
         options.setdefault("retry", RetryPolicy(max_retries=0))
-        if backend == "in-process" and api_key is None:
-            # `embedded()` always sends a key; a keyless in-process client is put together
-            # by hand from the same parts.
-            app = create_app(library_path, rate_limit_per_minute=server_rate_limit)
-            transport = httpx.ASGITransport(app=app)
-            async with (
-                app.router.lifespan_context(app),
-                ScreviClient(
-                    None, base_url=EMBEDDED_BASE_URL, transport=transport, **options
-                ) as client,
-            ):
-                yield client
-            return
         if backend == "in-process":
-            client = ScreviClient.embedded(
-                library_path,
-                api_key=None if isinstance(api_key, Unset) else api_key,
-                server_rate_limit_per_minute=server_rate_limit,
-                **options,
-            )
+            # The library's own transport; with `api_key=None` a client sending no key at all.
+            library = EmbeddedLibrary(library_path, rate_limit_per_minute=server_rate_limit)
+            await library.start()
+            given = None if isinstance(api_key, Unset) else api_key
+            settings = library.client_options(given)
+            if api_key is None:
+                settings["api_key"] = None
+            client = ScreviClient(**{**settings, **options})
         else:
             if "url" not in servers:
                 app = create_app(library_path, rate_limit_per_minute=server_rate_limit)

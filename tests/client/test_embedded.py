@@ -1,4 +1,4 @@
-"""The embedded construction path: lifespan run by the client, its state handed to requests."""
+"""The embedded library's transport: it runs the app's lifespan and hands its state to requests."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from screvi_mcp.client import ScreviClient
 from screvi_mcp.local import app as local_app
+from screvi_mcp.local.transport import EmbeddedLibrary
 
 
 def state_app(events: list[str], keys_seen: list[str]) -> Starlette:
@@ -39,11 +40,14 @@ async def test_embedded_client_runs_the_lifespan_and_passes_its_state(
     events: list[str] = []
     keys_seen: list[str] = []
     monkeypatch.setattr(local_app, "create_app", lambda path, **_: state_app(events, keys_seen))
-    client = ScreviClient.embedded(tmp_path / "lib.sqlite3", api_key="sk_live_given")
+    library = EmbeddedLibrary(tmp_path / "lib.sqlite3")
     assert events == []
-    async with client:
+    async with library:
         assert events == ["startup"]
-        tags = await client.list_tags()
+        async with ScreviClient(**library.client_options("sk_live_given")) as client:
+            tags = await client.list_tags()
+        # Closing the client closes the transport it was given, which ends the lifespan.
+        assert events == ["startup", "shutdown"]
     assert events == ["startup", "shutdown"]
     assert [t.name for t in tags] == ["from-lifespan-state"]
     assert keys_seen == ["sk_live_given"]  # in-process is no reason to skip auth

@@ -1,6 +1,6 @@
 """Every client method against the embedded library's real app, in-process and over a socket.
 
-Each test runs twice (the `backend` fixture): through `ScreviClient.embedded` (ASGI, no socket)
+Each test runs twice (the `backend` fixture): through the `EmbeddedLibrary` transport (no socket)
 and through `ScreviClient.hosted` against uvicorn on 127.0.0.1. Same assertions both ways: the
 client must not care which it talks to.
 """
@@ -421,9 +421,14 @@ async def test_server_rate_limit_surfaces_as_rate_limited_with_retry_after(
 
 
 async def test_embedded_client_must_be_started_first(library_path: Path) -> None:
-    client = ScreviClient.embedded(library_path)
+    from screvi_mcp.local.transport import EmbeddedLibrary
+
+    library = EmbeddedLibrary(library_path)
+    client = ScreviClient("sk_live_any", base_url=library.base_url, transport=library)
     with pytest.raises(RuntimeError, match="async with"):
         await client.list_tags()
+    await library.start()
+    client = ScreviClient(**library.client_options())
     async with client:
         assert await client.list_tags() == []
     # Closed means closed: the library is no longer served.

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from screvi_mcp.client import InsufficientScopeError, InvalidApiKeyError, ScreviClient
+from screvi_mcp.client import InsufficientScopeError, InvalidApiKeyError
 from screvi_mcp.local import keys
 from screvi_mcp.local.library import Library
+from screvi_mcp.server.backend import embedded_client
 
 
 async def test_embedded_client_for_another_key_shares_the_running_app(tmp_path: Path) -> None:
@@ -17,7 +18,7 @@ async def test_embedded_client_for_another_key_shares_the_running_app(tmp_path: 
     _, read_only_key = keys.create_key(library, "reader", write=False)
     library.close()
 
-    async with ScreviClient.embedded(path) as owner:
+    async with await embedded_client(path) as owner:
         made = await owner.create_highlight("written by the owner")
         reader = owner.with_api_key(read_only_key)
         # The reader sees what the owner wrote: the same app and library, not a second one.
@@ -35,5 +36,5 @@ async def test_embedded_client_for_another_key_shares_the_running_app(tmp_path: 
 
 
 async def _all(path: Path) -> list:  # type: ignore[type-arg]
-    async with ScreviClient.embedded(path) as client:
+    async with await embedded_client(path) as client:
         return (await client.list_highlights()).data

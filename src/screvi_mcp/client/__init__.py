@@ -1,6 +1,6 @@
 """Async client of the Screvi public API, for the hosted service and the embedded library."""
 
-from screvi_mcp.client.client import DEFAULT_BASE_URL, EMBEDDED_BASE_URL, ScreviClient, mask_key
+from screvi_mcp.client.client import DEFAULT_BASE_URL, ScreviClient, mask_key
 from screvi_mcp.client.errors import (
     ConflictError,
     InsufficientScopeError,
@@ -29,7 +29,6 @@ from screvi_mcp.client.skill import SkillFile, SkillFileUnavailable, load_bundle
 
 __all__ = [
     "DEFAULT_BASE_URL",
-    "EMBEDDED_BASE_URL",
     "UNSET",
     "ConflictError",
     "CreatedTag",

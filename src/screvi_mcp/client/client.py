@@ -1,8 +1,8 @@
 """`ScreviClient`: one async method per endpoint of the Screvi public API.
 
-The client speaks HTTP to whatever it was built with: the hosted API over the network, or the
-embedded library's ASGI app in-process. After construction the code path is the same, auth
-included; nothing below `__init__` knows which backend it talks to.
+The client speaks HTTP through whatever transport it was given: httpx's own network pool for
+the hosted API, or any `httpx.AsyncBaseTransport` (such as the embedded library's in-process
+one, which `screvi_mcp.local.transport` hands out). It never knows which backend it talks to.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import json
 import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from datetime import date, datetime
 from pathlib import Path
 from types import TracebackType
@@ -65,8 +64,6 @@ from screvi_mcp.models import (
 logger = logging.getLogger("screvi_mcp.client")
 
 DEFAULT_BASE_URL: Final = "https://api.screvi.com/api/v1"
-# The embedded app is reached without a socket; the host name only has to be well formed.
-EMBEDDED_BASE_URL: Final = "http://screvi.embedded/api/v1"
 SCOPED_KEY_PREFIX: Final = "sk_live_"
 DEFAULT_TIMEOUT: Final = httpx.Timeout(30.0, connect=10.0)
 
@@ -103,29 +100,25 @@ class _ApiKeyAuth(httpx.Auth):
         return f"_ApiKeyAuth({mask_key(self._api_key)})"
 
 
-class _ScopeState:
-    """ASGI wrapper giving each request a copy of the lifespan state, as servers do.
+class _Borrowed(httpx.AsyncBaseTransport):
+    """Another client's transport, used but not owned: closing it leaves the owner's open."""
 
-    httpx.ASGITransport does not run the lifespan, so the state a lifespan yields would
-    otherwise never reach the app's requests.
-    """
+    def __init__(self, transport: httpx.AsyncBaseTransport) -> None:
+        self._transport = transport
 
-    def __init__(self, app: Any, state: Mapping[str, Any]) -> None:
-        self.app = app
-        self.state = state
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self._transport.handle_async_request(request)
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope.get("type") in ("http", "websocket"):
-            scope = {**scope, "state": dict(self.state)}
-        await self.app(scope, receive, send)
+    async def aclose(self) -> None:
+        pass
 
 
 class ScreviClient:
     """Async client of the Screvi public API; create one and reuse it for the process's life.
 
-    Build it with `ScreviClient.hosted(api_key)` for the hosted API or
-    `ScreviClient.embedded(library_path)` for the embedded library, then use it as
-    `async with client:` (or call `await client.start()` and `await client.aclose()`).
+    Build it with `ScreviClient.hosted(api_key)` for the hosted API, or with a key, a
+    `base_url` and the `transport` of another backend; use it as `async with client:` (or
+    call `await client.aclose()`). Closing the client closes its transport.
 
     Errors are the classes of `screvi_mcp.client.errors`. Writes with a legacy key (no
     `sk_live_` prefix) fail before sending. Requests are spread under `rate_limit` per
@@ -179,10 +172,6 @@ class ScreviClient:
             transport=transport,
             follow_redirects=False,
         )
-        self._lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None
-        self._asgi_state_target: _ScopeState | None = None
-        self._stack = AsyncExitStack()
-        self._started = False
         self._deprecation_logged = False
 
     # Construction ------------------------------------------------------------------------
@@ -194,88 +183,33 @@ class ScreviClient:
         """A client of the hosted API (or of any server speaking the spec at `base_url`)."""
         return cls(api_key, base_url=base_url, **options)
 
-    @classmethod
-    def embedded(
-        cls,
-        library_path: str | Path,
-        *,
-        api_key: str | None = None,
-        server_rate_limit_per_minute: int | None = None,
-        **options: Any,
-    ) -> ScreviClient:
-        """A client of the embedded library at `library_path`, served in-process (no socket).
-
-        The app's own auth checks still apply: the client sends the library's embedded
-        read-write key (created on first use), or `api_key` when given. The app's lifespan
-        runs on `start()` / `async with`.
-        """
-        # Imported here: the hosted path must not need the embedded library's dependencies.
-        from screvi_mcp.local.app import DEFAULT_RATE_LIMIT, RATE_LIMIT_SETTING, create_app
-        from screvi_mcp.local.keys import embedded_key
-        from screvi_mcp.local.library import Library
-
-        library = Library.open(library_path)
-        try:
-            if api_key is None:
-                api_key = embedded_key(library)
-            # The client-side limiter only exists to stay under the server's limit; here the
-            # server is this library, whose limit is its own setting (hosted default: 100).
-            server_limit = server_rate_limit_per_minute or int(
-                library.get_setting(RATE_LIMIT_SETTING) or DEFAULT_RATE_LIMIT
-            )
-        finally:
-            library.close()
-        options.setdefault("rate_limit", server_limit)
-        app = create_app(library_path, rate_limit_per_minute=server_rate_limit_per_minute)
-        state_target = _ScopeState(app, {})
-        transport = httpx.ASGITransport(app=state_target, raise_app_exceptions=False)
-        client = cls(api_key, base_url=EMBEDDED_BASE_URL, transport=transport, **options)
-        client._lifespan = lambda: app.router.lifespan_context(app)
-        client._asgi_state_target = state_target
-        return client
-
     def with_api_key(self, api_key: str) -> ScreviClient:
         """A client for the same API that sends another key: one remote caller's own key.
 
-        It reuses this client's transport, so for the embedded library it talks to the app
+        It borrows this client's transport, so for the embedded library it talks to the app
         this client already runs (no second library, index or worker); closing it leaves
-        that app running (an ASGI transport has nothing to close). For the hosted API, with
-        no transport handed in, it opens its own connection pool. Its rate limit is the one
-        every client of the process using that key shares.
+        that transport open for its owner. For the hosted API, with no transport handed in,
+        it opens its own connection pool. Its rate limit is the one every client of the
+        process using that key shares.
         """
-        self._ensure_started()
         rate_limit, rate_window = self._rate
-        client = ScreviClient(
+        return ScreviClient(
             api_key,
             base_url=self.base_url,
             timeout=self._timeout,
             rate_limit=rate_limit,
             rate_window=rate_window,
             retry=self._retry,
-            transport=self._transport,
+            transport=None if self._transport is None else _Borrowed(self._transport),
             bundled_skill_path=self._bundled_skill_path,
         )
-        client._started = True
-        return client
-
-    async def start(self) -> Self:
-        """Run the embedded app's lifespan, if any; idempotent."""
-        if self._started:
-            return self
-        if self._lifespan is not None:
-            state = await self._stack.enter_async_context(self._lifespan())
-            if isinstance(state, Mapping) and self._asgi_state_target is not None:
-                self._asgi_state_target.state = state
-        self._started = True
-        return self
 
     async def aclose(self) -> None:
+        """Close the connection pool and the transport this client was given."""
         await self._http.aclose()
-        await self._stack.aclose()
-        self._started = False
 
     async def __aenter__(self) -> Self:
-        return await self.start()
+        return self
 
     async def __aexit__(
         self,
@@ -307,7 +241,6 @@ class ScreviClient:
         json_body: Any = _NO_BODY,
     ) -> httpx.Response:
         """Send one API call, with rate limiting and the retries `retry.py` allows."""
-        self._ensure_started()
         method = method.upper()
         if method not in SAFE_METHODS and self.read_only:
             raise LegacyKeyReadOnlyError(
@@ -373,13 +306,6 @@ class ScreviClient:
                     retries += 1
                     continue
             raise error_from_response(response, retry_after=retry_after, secret=self._api_key)
-
-    def _ensure_started(self) -> None:
-        if self._lifespan is not None and not self._started:
-            # Without its lifespan the embedded app has no library open and would answer 500.
-            raise RuntimeError(
-                "start the embedded client first: `async with client:` or `await client.start()`"
-            )
 
     def _transport_error(
         self, method: str, path: str, exc: httpx.TransportError
@@ -961,7 +887,6 @@ class ScreviClient:
         Not rate limited or retried: it is unauthenticated, and the bundled copy is the
         better answer than a slow one.
         """
-        self._ensure_started()
         url = root_url(self.base_url) + SKILL_PATHS[0]
         problem: BaseException
         try:

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -52,26 +53,50 @@ class BackendConfig:
         return f"embedded library at {self.library_path}"
 
 
+async def embedded_client(
+    library_path: str | Path,
+    *,
+    api_key: str | None = None,
+    server_rate_limit_per_minute: int | None = None,
+    **options: Any,
+) -> ScreviClient:
+    """A started client of the embedded library at `library_path`, served in-process.
+
+    The library's transport is started here (opening the file once); the client owns it, so
+    closing the client ends the app. It sends the library's embedded key unless `api_key`
+    is given, and its limiter stays under the library's own rate setting.
+    """
+    # Imported here: the hosted path must not load the embedded library's dependencies.
+    from screvi_mcp.local.transport import EmbeddedLibrary
+
+    library = EmbeddedLibrary(library_path, rate_limit_per_minute=server_rate_limit_per_minute)
+    await library.start()
+    try:
+        return ScreviClient(**{**library.client_options(api_key), **options})
+    except BaseException:
+        await library.aclose()
+        raise
+
+
 class Backend:
     def __init__(self, config: BackendConfig) -> None:
         self.config = config
         self._client: ScreviClient | None = None
         self._lock = anyio.Lock()
 
-    def _build(self) -> ScreviClient:
+    async def _build(self) -> ScreviClient:
         config = self.config
         if config.hosted:
             options = {"base_url": config.base_url} if config.base_url else {}
             return ScreviClient.hosted(config.api_key or "", **options)
         assert config.library_path is not None
-        return ScreviClient.embedded(config.library_path)
+        return await embedded_client(config.library_path)
 
     async def shared_client(self) -> ScreviClient:
+        # Built on first use, never at start-up: `initialize` must not wait for the library.
         async with self._lock:
             if self._client is None:
-                client = self._build()
-                await client.start()
-                self._client = client
+                self._client = await self._build()
             return self._client
 
     @asynccontextmanager

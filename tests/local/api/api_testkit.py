@@ -20,6 +20,7 @@ from screvi_mcp.local import clock
 from screvi_mcp.local.fetching import store as fetching_store
 from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.library import Library
+from testsupport.inprocess import in_process_client
 from testsupport.servers import asgi_server
 
 PREFIX = "/api/v1"
@@ -150,12 +151,7 @@ class Api:
 
 @asynccontextmanager
 async def in_process(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://testserver"
-        ) as client,
-    ):
+    async with in_process_client(app) as client:
         yield client
 
 

@@ -1,7 +1,7 @@
 """Fixtures for the embedded library's REST API, exercised over HTTP.
 
 A test taking `api` runs twice: against the ASGI app in-process (httpx's ASGITransport, with
-the app's lifespan run by hand) and against a real uvicorn server on 127.0.0.1. Every
+the app's lifespan run by its transport) and against a real uvicorn server on 127.0.0.1. Every
 endpoint is hit that way at least once. `asgi_api` is the in-process one alone, for the many
 bound and filter checks where the transport adds nothing; `open_api` starts an app with
 custom `create_app` arguments (rate limit, skill file) over either transport.

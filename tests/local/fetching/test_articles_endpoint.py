@@ -19,6 +19,7 @@ from screvi_mcp.local import keys
 from screvi_mcp.local.app import create_app
 from screvi_mcp.local.fetching.pipeline import ArticleWorker
 from screvi_mcp.local.library import Library
+from testsupport.inprocess import in_process_client
 
 
 @asynccontextmanager
@@ -31,14 +32,9 @@ async def app_client(
     finally:
         library.close()
     app = create_app(path, **options)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://testserver/api/v1",
-            headers={"X-API-Key": secret},
-        ) as client,
-    ):
+    async with in_process_client(
+        app, base_url="http://testserver/api/v1", headers={"X-API-Key": secret}
+    ) as client:
         yield client, app.state.article_worker
 
 

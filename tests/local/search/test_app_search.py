@@ -16,6 +16,7 @@ from screvi_mcp.local.app import create_app  # noqa: E402
 from screvi_mcp.local.keys import create_key  # noqa: E402
 from screvi_mcp.local.library import Library  # noqa: E402
 from screvi_mcp.local.search.registry import semantic_index_for  # noqa: E402
+from testsupport.inprocess import in_process_client  # noqa: E402
 
 SLEEP = "Going to bed at the same hour every night is the surest way to rest well."
 BREAD = "Knead the dough for ten minutes until it is smooth and springs back when pressed."
@@ -29,14 +30,10 @@ async def api(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
     _, key = create_key(setup_library, "search tests", write=True)
     setup_library.close()
     app = create_app(path)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport,
-            base_url="http://127.0.0.1/api/v1",
-            headers={"X-API-Key": key},
-        ) as client:
-            yield client, app
+    async with in_process_client(
+        app, base_url="http://127.0.0.1/api/v1", headers={"X-API-Key": key}
+    ) as client:
+        yield client, app
 
 
 async def create(client: httpx.AsyncClient, *contents: str, **fields: Any) -> list[str]:

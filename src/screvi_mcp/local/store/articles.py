@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from screvi_mcp.local import clock
 from screvi_mcp.local.errors import not_found
-from screvi_mcp.local.fetching.chunks import slice_content
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.params import is_uuid
 from screvi_mcp.local.store import render, tags
+from screvi_mcp.local.store.chunks import slice_content
 from screvi_mcp.local.store.pages import like_pattern, offset, pagination
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def get_summary(conn: sqlite3.Connection, article_id: str, *, root_url: str) -> 
 
 
 def chunk(text: str | None, start: int, max_chars: int | None) -> dict[str, Any]:
-    """Slice a body by characters with the spec's arithmetic (see fetching/chunks.py).
+    """Slice a body by characters with the spec's arithmetic (see store/chunks.py).
 
     `content_truncated` is true exactly when `content_offset + len(content) < content_length`;
     no chunk ever splits a surrogate pair or carries a lone surrogate.
