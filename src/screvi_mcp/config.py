@@ -10,7 +10,6 @@ import platformdirs
 LIBRARY_ENV = "SCREVI_LIBRARY"
 API_KEY_ENV = "SCREVI_API_KEY"
 BASE_URL_ENV = "SCREVI_BASE_URL"
-DEFAULT_BASE_URL = "https://api.screvi.com/api/v1"
 
 
 def default_library_path() -> Path:

@@ -29,10 +29,6 @@ class SourceType(StrEnum):
     pdf = "pdf"
 
 
-# Types a client may create through POST /sources; articles come from POST /articles.
-CREATABLE_SOURCE_TYPES: tuple[str, ...] = ("book", "podcast", "video", "tweet", "self", "custom")
-# Extra values the GET /sources `type` filter accepts beyond SourceType (spec, section 4).
-SOURCE_LIST_EXTRA_TYPES: tuple[str, ...] = ("author", "topics")
 
 
 class ArticleStatus(StrEnum):

@@ -20,7 +20,7 @@ import anyio
 import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from screvi_mcp import __version__
+from screvi_mcp import __version__, contract
 from screvi_mcp.client import params as p
 from screvi_mcp.client.errors import (
     InvalidParameterError,
@@ -49,6 +49,7 @@ from screvi_mcp.client.skill import (
     load_bundled_skill,
     root_url,
 )
+from screvi_mcp.contract import HOSTED_BASE_URL, SCOPED_KEY_PREFIX
 from screvi_mcp.models import (
     Article,
     ArticleWithContent,
@@ -63,8 +64,7 @@ from screvi_mcp.models import (
 
 logger = logging.getLogger("screvi_mcp.client")
 
-DEFAULT_BASE_URL: Final = "https://api.screvi.com/api/v1"
-SCOPED_KEY_PREFIX: Final = "sk_live_"
+DEFAULT_BASE_URL: Final = HOSTED_BASE_URL
 DEFAULT_TIMEOUT: Final = httpx.Timeout(30.0, connect=10.0)
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
@@ -418,7 +418,7 @@ class ScreviClient:
 
         Raises `NotFoundError` when no highlight matches.
         """
-        p.check_range("count", count, low=1, high=p.MAX_RANDOM_COUNT)
+        p.check_range("count", count, low=1, high=contract.MAX_RANDOM_COUNT)
         response = await self._get(
             "highlights/random",
             count=count,
@@ -477,9 +477,9 @@ class ScreviClient:
         self, highlights: Sequence[NewHighlight | Mapping[str, Any]]
     ) -> list[Highlight]:
         """POST /highlights/bulk: up to 100, all or nothing, one request of the rate budget."""
-        if len(highlights) > p.MAX_BULK:
+        if len(highlights) > contract.MAX_BULK:
             raise PayloadTooLargeError(
-                f"at most {p.MAX_BULK} highlights per bulk request, got {len(highlights)}",
+                f"at most {contract.MAX_BULK} highlights per bulk request, got {len(highlights)}",
                 status=413,
                 from_server=False,
             )
@@ -567,13 +567,13 @@ class ScreviClient:
             raise InvalidParameterError(
                 "q is required", status=400, fields={"q": "required"}, from_server=False
             )
-        if len(q) > p.MAX_QUERY_CHARS:
-            reason = f"at most {p.MAX_QUERY_CHARS} characters"
+        if len(q) > contract.MAX_QUERY_CHARS:
+            reason = f"at most {contract.MAX_QUERY_CHARS} characters"
             raise InvalidParameterError(
                 f"q must be {reason}", status=400, fields={"q": reason}, from_server=False
             )
         p.check_range("min_relevance", min_relevance, low=0, high=1)
-        p.check_page(page, per_page, p.MAX_SEARCH_PER_PAGE)
+        p.check_page(page, per_page, contract.MAX_SEARCH_PER_PAGE)
         response = await self._get(
             "search",
             q=q,
@@ -595,7 +595,7 @@ class ScreviClient:
         *,
         page: int = 1,
         per_page: int = 20,
-        type: p.SourceListType | None = None,
+        type: contract.SourceListType | None = None,
         search: str | None = None,
         updated_since: datetime | str | None = None,
         include_deleted: bool | None = None,
@@ -641,7 +641,7 @@ class ScreviClient:
     async def create_source(
         self,
         name: str,
-        type: p.CreatableSourceType,
+        type: contract.CreatableSourceType,
         *,
         author: str | None = None,
         url: str | None = None,
@@ -730,8 +730,8 @@ class ScreviClient:
         page: int = 1,
         per_page: int = 20,
         q: str | None = None,
-        status: p.ArticleStatusName | None = None,
-        home_status: p.HomeStatusName | None = None,
+        status: contract.ArticleStatusName | None = None,
+        home_status: contract.HomeStatusName | None = None,
         favorite: bool | None = None,
         has_highlights: bool | None = None,
         tag: str | None = None,
@@ -739,8 +739,8 @@ class ScreviClient:
         saved_since: datetime | str | None = None,
         saved_before: datetime | str | None = None,
         include_deleted: bool | None = None,
-        sort_by: p.ArticleSortKey | None = None,
-        order: p.SortOrder | None = None,
+        sort_by: contract.ArticleSortKey | None = None,
+        order: contract.SortOrder | None = None,
     ) -> Page[Article]:
         """GET /articles: saved articles, newest first unless `sort_by`/`order` say otherwise."""
         p.check_page(page, per_page)
@@ -780,7 +780,7 @@ class ScreviClient:
         self,
         article_id: str,
         *,
-        format: p.ContentFormatName | None = None,
+        format: contract.ContentFormatName | None = None,
         offset: int | None = None,
         max_chars: int | None = None,
     ) -> ArticleWithContent:
@@ -790,7 +790,7 @@ class ScreviClient:
         """
         p.check_choice("format", format, p.CONTENT_FORMATS)
         p.check_range("offset", offset, low=0)
-        p.check_range("max_chars", max_chars, low=p.MIN_MAX_CHARS)
+        p.check_range("max_chars", max_chars, low=contract.MIN_MAX_CHARS)
         response = await self._get(
             f"articles/{p.path_id(article_id, 'article')}",
             format=format,
@@ -803,7 +803,7 @@ class ScreviClient:
         self,
         article_id: str,
         *,
-        home_status: p.HomeStatusName | Unset = UNSET,
+        home_status: contract.HomeStatusName | Unset = UNSET,
         favorite: bool | Unset = UNSET,
         title: str | Unset | None = UNSET,
         excerpt: str | Unset | None = UNSET,

@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from screvi_mcp.client.errors import ValidationFailedError
-from screvi_mcp.client.params import MAX_HIGHLIGHT_TEXT, MAX_TAG_NAME, wire_value
+from screvi_mcp.client.params import wire_value
+from screvi_mcp.contract import MAX_HIGHLIGHT_TEXT, MAX_TAG_NAME
 
 
 class NewHighlight(BaseModel):

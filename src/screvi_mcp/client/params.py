@@ -10,10 +10,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from enum import Enum
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, get_args
 from urllib.parse import quote
 
 from screvi_mcp.client.errors import InvalidParameterError, NotFoundError, ValidationFailedError
+from screvi_mcp.contract import (
+    MAX_PER_PAGE,
+    MAX_TAG_NAME,
+    ArticleSortKey,
+    ArticleStatusName,
+    ContentFormatName,
+    CreatableSourceType,
+    HomeStatusName,
+    SortOrder,
+    SourceListType,
+    SourceTypeName,
+)
 
 
 class Unset:
@@ -35,20 +47,7 @@ class Unset:
 
 UNSET: Final = Unset()
 
-SourceType = Literal[
-    "book", "article", "tweet", "self", "podcast", "video", "custom", "youtube", "pdf"
-]
-CreatableSourceType = Literal["book", "podcast", "video", "tweet", "self", "custom"]
-SourceListType = Literal[
-    "book", "article", "tweet", "podcast", "video", "self", "custom", "youtube", "author", "topics"
-]
-ArticleStatusName = Literal["unread", "reading", "read", "archived"]
-HomeStatusName = Literal["inbox", "later", "archive"]
-ArticleSortKey = Literal[
-    "saved_at", "published_date", "reading_time_minutes", "highlight_count", "updated_at"
-]
-SortOrder = Literal["asc", "desc"]
-ContentFormatName = Literal["html", "text"]
+SourceType = SourceTypeName
 
 SOURCE_TYPES: Final = frozenset[str](get_args(SourceType))
 CREATABLE_SOURCE_TYPES: Final = frozenset[str](get_args(CreatableSourceType))
@@ -59,15 +58,6 @@ ARTICLE_SORT_KEYS: Final = frozenset[str](get_args(ArticleSortKey))
 SORT_ORDERS: Final = frozenset[str](get_args(SortOrder))
 CONTENT_FORMATS: Final = frozenset[str](get_args(ContentFormatName))
 
-# Limits of the spec, section 8.
-MAX_PER_PAGE: Final = 100
-MAX_SEARCH_PER_PAGE: Final = 50
-MAX_RANDOM_COUNT: Final = 20
-MAX_BULK: Final = 100
-MAX_QUERY_CHARS: Final = 1000
-MAX_HIGHLIGHT_TEXT: Final = 20000
-MAX_TAG_NAME: Final = 100
-MIN_MAX_CHARS: Final = 1000
 
 
 def timestamp(value: datetime | date | str) -> str:

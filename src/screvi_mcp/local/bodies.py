@@ -23,10 +23,10 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from screvi_mcp.contract import CREATABLE_SOURCE_TYPES, MAX_HIGHLIGHT_TEXT
 from screvi_mcp.local import clock
 from screvi_mcp.local.errors import ApiError, validation_failed
 from screvi_mcp.local.params import is_uuid
-from screvi_mcp.models import CREATABLE_SOURCE_TYPES
 
 MAX_URL_LENGTH = 2048
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
@@ -113,7 +113,7 @@ def _not_blank(value: str) -> str:
     return value
 
 
-Content = Annotated[str, Field(max_length=20000), AfterValidator(_not_blank)]
+Content = Annotated[str, Field(max_length=MAX_HIGHLIGHT_TEXT), AfterValidator(_not_blank)]
 # The spec bounds `location` below only; above, SQLite cannot store it (a 500) and JSON
 # clients cannot read it exactly. 2**53 - 1 is the largest integer every client round-trips.
 Location = Annotated[int, Field(ge=0, le=2**53 - 1)]
@@ -121,7 +121,7 @@ Location = Annotated[int, Field(ge=0, le=2**53 - 1)]
 
 class HighlightCreate(Body):
     content: Content
-    note: Annotated[str, Field(max_length=20000)] | None = None
+    note: Annotated[str, Field(max_length=MAX_HIGHLIGHT_TEXT)] | None = None
     favorite: bool | None = None
     url: Uri | None = None
     location: Location | None = None
@@ -140,7 +140,7 @@ class HighlightCreate(Body):
 
 class HighlightUpdate(Body):
     content: Content | None = None
-    note: Annotated[str, Field(max_length=20000)] | None = None
+    note: Annotated[str, Field(max_length=MAX_HIGHLIGHT_TEXT)] | None = None
     favorite: bool | None = None
     url: Uri | None = None
     location: Location | None = None

@@ -11,10 +11,11 @@ import secrets
 import uuid
 from dataclasses import dataclass
 
+from screvi_mcp.contract import SCOPED_KEY_PREFIX
 from screvi_mcp.local import clock
 from screvi_mcp.local.library import Library
 
-SCOPED_PREFIX = "sk_live_"
+SCOPED_PREFIX = SCOPED_KEY_PREFIX
 # The embedded MCP server talks to its own library through the same auth as anyone else;
 # its key is kept in the settings table of the library it guards (whoever can read that file
 # can read the library anyway).

@@ -22,12 +22,12 @@ import anyio
 from mcp.server.mcpserver import Context
 
 from screvi_mcp.client import ScreviClient
+from screvi_mcp.contract import HOSTED_BASE_URL, SCOPED_KEY_PREFIX
 from screvi_mcp.server.errors import tool_errors
 
 log = logging.getLogger("screvi_mcp.server")
 
 CLIENT_KEY_HEADER = "x-screvi-api-key"
-SCOPED_PREFIX = "sk_live_"
 
 
 @dataclass(frozen=True)
@@ -45,11 +45,11 @@ class BackendConfig:
     @property
     def legacy_key(self) -> bool:
         """A legacy key (no `sk_live_` prefix) can never write (spec, section 5)."""
-        return self.api_key is not None and not self.api_key.startswith(SCOPED_PREFIX)
+        return self.api_key is not None and not self.api_key.startswith(SCOPED_KEY_PREFIX)
 
     def describe(self) -> str:
         if self.hosted:
-            return f"hosted Screvi API at {self.base_url or 'https://api.screvi.com/api/v1'}"
+            return f"hosted Screvi API at {self.base_url or HOSTED_BASE_URL}"
         return f"embedded library at {self.library_path}"
 
 

@@ -11,6 +11,9 @@ from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.errors import resource_errors
 
+# How much of an article's text the article resource shows (its description says 20,000):
+ARTICLE_RESOURCE_CHARS = 20_000
+
 SKILL_URI = "screvi://skill.md"
 
 
@@ -75,5 +78,7 @@ def register(mcp: MCPServer, backend: Backend) -> None:
             resource_errors(f"Article {article_id}"),
             backend.client(ctx.headers) as client,
         ):
-            item = await client.get_article(article_id, format="text", max_chars=20000)
+            item = await client.get_article(
+                article_id, format="text", max_chars=ARTICLE_RESOURCE_CHARS
+            )
         return render.article_chunk(item)

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from screvi_mcp import contract
 from screvi_mcp.server.render import ResponseFormat
 
 Toolset = Literal["highlights", "search", "sources", "articles", "tags"]
@@ -83,9 +84,7 @@ TagsToRemove = Annotated[
     list[_TagName],
     Field(min_length=1, max_length=100, description="tag names (case-insensitive) or tag ids"),
 ]
-SourceTypeName = Literal[
-    "book", "article", "tweet", "self", "podcast", "video", "custom", "youtube", "pdf"
-]
+SourceTypeName = contract.SourceTypeName
 DateTimeText = Annotated[
     str, Field(description="ISO 8601 date-time, e.g. 2025-01-31T00:00:00Z", max_length=40)
 ]

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from screvi_mcp.contract import MAX_HIGHLIGHT_TEXT
 from screvi_mcp.local import clock
 from screvi_mcp.local.fetching.extract import clean_text
 from screvi_mcp.local.fetching.fetcher import Fetcher, FetchError
@@ -24,7 +25,7 @@ from screvi_mcp.local.fetching.urls import SocialPostRef
 
 logger = logging.getLogger(__name__)
 
-MAX_POST_CHARS = 20_000  # the highlight content limit
+MAX_POST_CHARS = MAX_HIGHLIGHT_TEXT  # a post becomes one highlight
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
+from screvi_mcp.contract import DEFAULT_PER_PAGE, MAX_PER_PAGE
 from screvi_mcp.local.bodies import ArticleCreate, ArticleUpdate, TagsBody, parse_body
 from screvi_mcp.local.errors import validation_failed
 from screvi_mcp.local.fetching import save as fetching_save
@@ -34,7 +35,7 @@ def list_articles(call: Call) -> Reply:
         call.library.connection(),
         filters,
         params.page(),
-        params.per_page(default=20, maximum=100),
+        params.per_page(default=DEFAULT_PER_PAGE, maximum=MAX_PER_PAGE),
         root_url=call.root_url,
     )
     return Reply({"data": items, "pagination": page})

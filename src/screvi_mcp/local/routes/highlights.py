@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
+from screvi_mcp.contract import DEFAULT_PER_PAGE, MAX_PER_PAGE
 from screvi_mcp.local.bodies import HighlightCreate, HighlightUpdate, TagsBody, parse_body
 from screvi_mcp.local.errors import ApiError, validation_failed
 from screvi_mcp.local.http import Call, Reply, endpoint
@@ -11,7 +12,6 @@ from screvi_mcp.local.params import QueryParams
 from screvi_mcp.local.store import highlights
 from screvi_mcp.models import SourceType
 
-MAX_PER_PAGE = 100
 MAX_RANDOM = 20
 
 
@@ -33,7 +33,7 @@ def list_highlights(call: Call) -> Reply:
         call.library.connection(),
         _filters(params, listing=True),
         params.page(),
-        params.per_page(default=20, maximum=MAX_PER_PAGE),
+        params.per_page(default=DEFAULT_PER_PAGE, maximum=MAX_PER_PAGE),
         include_metadata=bool(params.boolean("include_metadata")),
     )
     return Reply({"data": items, "pagination": page})

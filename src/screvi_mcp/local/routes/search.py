@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
+from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_PAGE, MAX_SEARCH_PER_PAGE
 from screvi_mcp.local.errors import invalid_parameter
 from screvi_mcp.local.http import Call, Reply, endpoint
 from screvi_mcp.local.search.engine import SearchQuery, search
@@ -12,7 +13,6 @@ from screvi_mcp.local.store.pages import pagination
 from screvi_mcp.models import SourceType
 
 MAX_QUERY_LENGTH = 1000
-MAX_PER_PAGE = 50
 
 
 def search_highlights(call: Call) -> Reply:
@@ -28,10 +28,12 @@ def search_highlights(call: Call) -> Reply:
         tag=params.string("tag", max_length=100),
         types=params.choices("types", [t.value for t in SourceType]),
         favorite=params.boolean("favorite"),
-        min_relevance=params.number("min_relevance", default=0.72, minimum=0.0, maximum=1.0),
+        min_relevance=params.number(
+            "min_relevance", default=DEFAULT_MIN_RELEVANCE, minimum=0.0, maximum=1.0
+        ),
         verify=bool(params.boolean("verify")),
         page=params.page(),
-        per_page=params.per_page(default=20, maximum=MAX_PER_PAGE),
+        per_page=params.per_page(default=DEFAULT_PER_PAGE, maximum=MAX_SEARCH_PER_PAGE),
     )
     hits, total = search(call.library, query)
     by_seq = render.highlights_by_seq(call.library.connection(), [hit.seq for hit in hits])

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
+from screvi_mcp.contract import DEFAULT_PER_PAGE, MAX_PER_PAGE, SOURCE_LIST_EXTRA_TYPES
 from screvi_mcp.local.bodies import SourceCreate, SourceUpdate, parse_body
 from screvi_mcp.local.http import Call, Reply, endpoint
 from screvi_mcp.local.store import sources
-from screvi_mcp.models import SOURCE_LIST_EXTRA_TYPES, SourceType
+from screvi_mcp.models import SourceType
 
 LIST_TYPES = (
     [t.value for t in SourceType if t is not SourceType.pdf]
@@ -29,7 +30,7 @@ def list_sources(call: Call) -> Reply:
         call.library.connection(),
         filters,
         params.page(),
-        params.per_page(default=20, maximum=100),
+        params.per_page(default=DEFAULT_PER_PAGE, maximum=MAX_PER_PAGE),
         include_metadata=bool(params.boolean("include_metadata")),
     )
     return Reply({"data": items, "pagination": page})
@@ -41,7 +42,7 @@ def get_source(call: Call) -> Reply:
         call.library.connection(),
         call.path["id"],
         params.page(),
-        params.per_page(default=50, maximum=100),
+        params.per_page(default=50, maximum=MAX_PER_PAGE),
         include_metadata=bool(params.boolean("include_metadata")),
     )
     return Reply({"data": source, "pagination": page})

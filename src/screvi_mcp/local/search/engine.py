@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE, MAX_SEARCH_PER_PAGE
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.filters import Filters, admitted_seqs
 from screvi_mcp.local.search.fusion import FusedHit, SemanticMatch, reciprocal_rank_fusion
@@ -20,8 +21,6 @@ log = logging.getLogger("screvi_mcp.local.search")
 # Each side lists at most this many candidates: the fused list (and so `total`) is bounded,
 # and a page deep in the tail of either side says nothing useful anyway.
 CANDIDATES_PER_SIDE = 1000
-MAX_PER_PAGE = 50
-DEFAULT_MIN_RELEVANCE = 0.72
 
 _warned_keyword_only = False
 
@@ -74,7 +73,7 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
         verified = index.verify(conn, text, semantic)
         fused = [hit for hit in fused if _kept_after_verify(hit, verified, index.verify_threshold)]
     total = len(fused)
-    per_page = min(max(query.per_page, 1), MAX_PER_PAGE)
+    per_page = min(max(query.per_page, 1), MAX_SEARCH_PER_PAGE)
     start = (max(query.page, 1) - 1) * per_page
     page = fused[start : start + per_page]
     # Defensive: an index that missed a delete must still never surface a dead highlight.

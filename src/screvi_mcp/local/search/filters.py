@@ -12,8 +12,9 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
+from screvi_mcp.contract import expand_types
+
 # Legacy `youtube` sources are videos (spec: "video (includes legacy youtube)").
-_TYPE_ALIASES: dict[str, tuple[str, ...]] = {"video": ("video", "youtube")}
 
 
 @dataclass(frozen=True)
@@ -37,16 +38,9 @@ class SqlFilter:
     params: tuple[object, ...]
 
 
-def expand_types(types: tuple[str, ...]) -> list[str]:
-    expanded: list[str] = []
-    for name in types:
-        key = name.strip().lower()
-        if not key:
-            continue
-        for alias in _TYPE_ALIASES.get(key, (key,)):
-            if alias not in expanded:
-                expanded.append(alias)
-    return expanded
+def _type_names(types: tuple[str, ...]) -> list[str]:
+    # Search's filter is lenient about case and blanks; the aliases are the contract's.
+    return expand_types(key for key in (name.strip().lower() for name in types) if key)
 
 
 def matching_source_ids(conn: sqlite3.Connection, text: str) -> list[str]:
@@ -79,7 +73,7 @@ def build_sql_filter(conn: sqlite3.Connection, filters: Filters) -> SqlFilter:
         params.extend([tag.lower(), tag.lower()])  # ids are stored lower-case
     if filters.types:
         clauses.append("s.type IN (SELECT value FROM json_each(?))")
-        params.append(json.dumps(expand_types(filters.types)))
+        params.append(json.dumps(_type_names(filters.types)))
     if filters.favorite is not None:
         clauses.append("h.favorite = ?")
         params.append(1 if filters.favorite else 0)

@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from screvi_mcp.contract import expand_types
 from screvi_mcp.local import clock
 from screvi_mcp.local.bodies import HighlightCreate
 from screvi_mcp.local.errors import not_found, validation_failed
@@ -28,14 +29,6 @@ class HighlightFilters:
     types: list[str] | None = None
     updated_since: str | None = None
     include_deleted: bool = False
-
-
-def expand_types(types: list[str]) -> list[str]:
-    """`video` covers the legacy `youtube` type (spec, section 2)."""
-    expanded = set(types)
-    if "video" in expanded:
-        expanded.add("youtube")
-    return sorted(expanded)
 
 
 def _where(filters: HighlightFilters) -> tuple[str, list[Any]]:

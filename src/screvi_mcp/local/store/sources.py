@@ -9,13 +9,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from screvi_mcp.contract import expand_types
 from screvi_mcp.local import clock
 from screvi_mcp.local.bodies import SourceCreate
 from screvi_mcp.local.errors import ApiError, conflict, not_found, validation_failed
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.params import is_uuid
 from screvi_mcp.local.store import render
-from screvi_mcp.local.store.highlights import expand_types
 from screvi_mcp.local.store.pages import like_pattern, offset, pagination
 
 

@@ -9,6 +9,7 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from screvi_mcp import contract
 from screvi_mcp.models import ParseState
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
@@ -37,17 +38,15 @@ def build(backend: Backend) -> list[ToolSpec]:
     async def list_articles(
         ctx: Context,
         query: Annotated[str | None, Field(description="words in title, author or site")] = None,
-        home_status: Literal["inbox", "later", "archive"] | None = None,
-        status: Literal["unread", "reading", "read", "archived"] | None = None,
+        home_status: contract.HomeStatusName | None = None,
+        status: contract.ArticleStatusName | None = None,
         favorite: bool | None = None,
         has_highlights: bool | None = None,
         tag: str | None = None,
         saved_since: DateTimeText | None = None,
         saved_before: DateTimeText | None = None,
-        sort_by: Literal[
-            "saved_at", "published_date", "reading_time_minutes", "highlight_count", "updated_at"
-        ] = "saved_at",
-        order: Literal["asc", "desc"] = "desc",
+        sort_by: contract.ArticleSortKey = "saved_at",
+        order: contract.SortOrder = "desc",
         page: Page = 1,
         per_page: Annotated[int, Field(ge=1, le=100)] = 20,
         response_format: Format = "concise",
@@ -149,7 +148,7 @@ def build(backend: Backend) -> list[ToolSpec]:
         ctx: Context,
         article_id: Id,
         home_status: Annotated[
-            Literal["inbox", "later", "archive"] | None,
+            contract.HomeStatusName | None,
             Field(description="triage: inbox, later, or archive (articles cannot be deleted)"),
         ] = None,
         favorite: bool | None = None,

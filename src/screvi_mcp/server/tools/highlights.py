@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, ConfigDict, Field
 
+from screvi_mcp.contract import MAX_HIGHLIGHT_TEXT
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.toolkit import (
@@ -24,8 +25,10 @@ from screvi_mcp.server.toolkit import (
     writing,
 )
 
-Content = Annotated[str, Field(min_length=1, max_length=20000, description="highlight text")]
-Note = Annotated[str, Field(max_length=20000, description="the user's note on it")]
+Content = Annotated[
+    str, Field(min_length=1, max_length=MAX_HIGHLIGHT_TEXT, description="highlight text")
+]
+Note = Annotated[str, Field(max_length=MAX_HIGHLIGHT_TEXT, description="the user's note on it")]
 Location = Annotated[int, Field(ge=0, description="position in the source (page, location)")]
 Clearable = Literal["note", "url", "location", "date", "metadata"]
 

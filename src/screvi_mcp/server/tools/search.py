@@ -7,6 +7,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.toolkit import Format, Page, SourceTypeName, ToolSpec, reading
@@ -36,7 +37,7 @@ def build(backend: Backend) -> list[ToolSpec]:
             Field(
                 ge=0,
                 le=1,
-                description="semantic match threshold, default 0.72; lower it "
+                description=f"semantic match threshold, default {DEFAULT_MIN_RELEVANCE}; lower it "
                 "(e.g. 0.5) when results are thin, raise it for precision",
             ),
         ] = None,

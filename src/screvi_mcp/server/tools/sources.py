@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from screvi_mcp import contract
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.toolkit import (
@@ -21,10 +22,8 @@ from screvi_mcp.server.toolkit import (
     writing,
 )
 
-ListType = Literal[
-    "book", "article", "tweet", "podcast", "video", "self", "custom", "youtube", "author", "topics"
-]
-CreatableType = Literal["book", "podcast", "video", "tweet", "self", "custom"]
+ListType = contract.SourceListType
+CreatableType = contract.CreatableSourceType
 Name = Annotated[str, Field(min_length=1, max_length=500)]
 Author = Annotated[str, Field(max_length=300)]
 SourceNote = Annotated[str, Field(max_length=10000, description="note on the source itself")]

@@ -1,0 +1,64 @@
+"""The Screvi public API's facts that every layer shares: limits, defaults and enums.
+
+One home, beside the wire models (`models.py`), for what `../shared/spec/screvi-public-api.md`
+fixes: the client checks these bounds before sending, the embedded library enforces them, and
+the MCP tools publish them in their schemas. Change a fact here and every layer follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final, Literal, get_args
+
+# Where the hosted API lives, and what a scoped (writing) key starts with (spec, section 5).
+HOSTED_BASE_URL: Final = "https://api.screvi.com/api/v1"
+SCOPED_KEY_PREFIX: Final = "sk_live_"
+
+# Limits of the spec, section 8.
+MAX_PER_PAGE: Final = 100
+MAX_SEARCH_PER_PAGE: Final = 50
+DEFAULT_PER_PAGE: Final = 20
+MAX_RANDOM_COUNT: Final = 20
+MAX_BULK: Final = 100
+MAX_QUERY_CHARS: Final = 1000
+MAX_HIGHLIGHT_TEXT: Final = 20000
+MAX_TAG_NAME: Final = 100
+MIN_MAX_CHARS: Final = 1000
+
+# Search's default semantic threshold (spec, section 4: GET /search).
+DEFAULT_MIN_RELEVANCE: Final = 0.72
+
+# Enums of the spec, section 2, as the type checker sees them.
+SourceTypeName = Literal[
+    "book", "article", "tweet", "self", "podcast", "video", "custom", "youtube", "pdf"
+]
+CreatableSourceType = Literal["book", "podcast", "video", "tweet", "self", "custom"]
+SourceListType = Literal[
+    "book", "article", "tweet", "podcast", "video", "self", "custom", "youtube", "author", "topics"
+]
+ArticleStatusName = Literal["unread", "reading", "read", "archived"]
+HomeStatusName = Literal["inbox", "later", "archive"]
+ArticleSortKey = Literal[
+    "saved_at", "published_date", "reading_time_minutes", "highlight_count", "updated_at"
+]
+SortOrder = Literal["asc", "desc"]
+ContentFormatName = Literal["html", "text"]
+
+# Types a client may create through POST /sources (articles come from POST /articles), in
+# the order error messages list them.
+CREATABLE_SOURCE_TYPES: Final[tuple[str, ...]] = get_args(CreatableSourceType)
+# Extra values the GET /sources `type` filter accepts beyond the source types (section 4).
+SOURCE_LIST_EXTRA_TYPES: Final[tuple[str, ...]] = ("author", "topics")
+
+# Types a filter on one type also matches: `video` covers the legacy `youtube` (section 2).
+TYPE_ALIASES: Final[dict[str, tuple[str, ...]]] = {"video": ("video", "youtube")}
+
+
+def expand_types(types: Iterable[str]) -> list[str]:
+    """The stored types a filter on `types` matches, in order, each once."""
+    expanded: list[str] = []
+    for name in types:
+        for alias in TYPE_ALIASES.get(name, (name,)):
+            if alias not in expanded:
+                expanded.append(alias)
+    return expanded
