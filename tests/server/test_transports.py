@@ -34,6 +34,7 @@ from server_testkit import (
     server_env,
 )
 
+from screvi_mcp.server.app import all_tool_specs
 from screvi_mcp.server.toolkit import TOOLSETS
 from screvi_mcp.server.transport import HttpOptions
 from testsupport.servers import free_port
@@ -51,7 +52,7 @@ READ_TOOLS = {
     "list_tags",
 }
 TAG_TOOLS = {"list_tags", "create_tag", "update_tag", "delete_tag"}
-ALL_TOOLS = 25
+ALL_TOOLS = len(all_tool_specs())
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

@@ -3,7 +3,6 @@ resources, prompts, and the error wording every failure shares."""
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -29,14 +28,9 @@ how to get the next page.
 minute: prefer bulk and paged calls."""
 
 
-def all_tool_specs(backend: Backend) -> list[ToolSpec]:
-    return [
-        *search.build(backend),
-        *highlights.build(backend),
-        *sources.build(backend),
-        *articles.build(backend),
-        *tags.build(backend),
-    ]
+def all_tool_specs() -> list[ToolSpec]:
+    """Every tool, in the order agents see them; declaring needs no backend."""
+    return [*search.TOOLS, *highlights.TOOLS, *sources.TOOLS, *articles.TOOLS, *tags.TOOLS]
 
 
 def build_server(
@@ -57,14 +51,14 @@ def build_server(
         website_url="https://screvi.com",
         middleware=[tidy_tool_errors],
     )
-    for spec in all_tool_specs(backend):
+    for spec in all_tool_specs():
         if spec.toolset not in wanted or (read_only and spec.write):
             continue
         mcp.add_tool(
-            spec.fn,
+            spec.bind(backend),
             name=spec.name,
             title=spec.title,
-            description=inspect.cleandoc(spec.fn.__doc__ or ""),
+            description=spec.description,
             annotations=spec.annotations,
             structured_output=False,
         )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+import inspect
+import typing
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.types import ToolAnnotations
 from pydantic import Field
@@ -12,18 +15,76 @@ from pydantic import Field
 from screvi_mcp import contract
 from screvi_mcp.server.render import ResponseFormat
 
+if TYPE_CHECKING:
+    from screvi_mcp.server.backend import Backend
+
 Toolset = Literal["highlights", "search", "sources", "articles", "tags"]
 TOOLSETS: tuple[Toolset, ...] = ("highlights", "search", "sources", "articles", "tags")
 
 
+ToolFn = Callable[..., Awaitable[str]]
+
+
 @dataclass(frozen=True)
 class ToolSpec:
-    name: str
-    fn: Callable[..., Any]
+    """One tool, declared once: its function, its toolset and its annotations.
+
+    The function's first parameter is the `Backend`, bound when a server is built; the rest
+    is the tool's own signature, the one agents see. Name, title, description and whether it
+    writes all come from the function and the annotations, so none can disagree.
+    """
+
+    fn: ToolFn
     toolset: Toolset
-    write: bool
     annotations: ToolAnnotations
-    title: str
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+    @property
+    def title(self) -> str:
+        return self.annotations.title or self.name
+
+    @property
+    def write(self) -> bool:
+        return not self.annotations.read_only_hint
+
+    @property
+    def description(self) -> str:
+        return inspect.cleandoc(self.fn.__doc__ or "")
+
+    def bind(self, backend: Backend) -> ToolFn:
+        """The tool as the SDK takes it: `backend` filled in and gone from the signature."""
+        fn = self.fn
+
+        @functools.wraps(fn)
+        async def bound(*args: Any, **kwargs: Any) -> str:
+            return await fn(backend, *args, **kwargs)
+
+        # Resolved here, in the tool module's namespace: the SDK reads the signature of
+        # `bound`, whose own module does not define the tool's argument types.
+        signature = inspect.signature(fn, eval_str=True)
+        parameters = list(signature.parameters.values())[1:]
+        bound.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        hints = typing.get_type_hints(fn, include_extras=True)
+        bound.__annotations__ = {k: v for k, v in hints.items() if k != "backend"}
+        return bound
+
+
+def declare(
+    registry: list[ToolSpec], toolset: Toolset
+) -> Callable[[ToolAnnotations], Callable[[ToolFn], ToolFn]]:
+    """`@tool(annotations)` for one toolset's module: records the function in `registry`."""
+
+    def tool(annotations: ToolAnnotations) -> Callable[[ToolFn], ToolFn]:
+        def record(fn: ToolFn) -> ToolFn:
+            registry.append(ToolSpec(fn, toolset, annotations))
+            return fn
+
+        return record
+
+    return tool
 
 
 def reading(title: str) -> ToolAnnotations:

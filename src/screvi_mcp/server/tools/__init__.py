@@ -1,1 +1,1 @@
-"""The tools, one module per toolset; each module's `build(backend)` lists its ToolSpecs."""
+"""The tools, one module per toolset; each declares its tools with `@tool(annotations)`."""

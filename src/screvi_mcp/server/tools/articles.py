@@ -23,6 +23,7 @@ from screvi_mcp.server.toolkit import (
     TagsToRemove,
     ToolSpec,
     changed_fields,
+    declare,
     reading,
     writing,
 )
@@ -33,213 +34,183 @@ MAX_CHUNK_CHARS = 50000
 POLL_INTERVAL_SECONDS = 1.0
 Clearable = Literal["title", "excerpt", "note"]
 
+TOOLS: list[ToolSpec] = []
+tool = declare(TOOLS, "articles")
 
-def build(backend: Backend) -> list[ToolSpec]:
-    async def list_articles(
-        ctx: Context,
-        query: Annotated[str | None, Field(description="words in title, author or site")] = None,
-        home_status: contract.HomeStatusName | None = None,
-        status: contract.ArticleStatusName | None = None,
-        favorite: bool | None = None,
-        has_highlights: bool | None = None,
-        tag: str | None = None,
-        saved_since: DateTimeText | None = None,
-        saved_before: DateTimeText | None = None,
-        sort_by: contract.ArticleSortKey = "saved_at",
-        order: contract.SortOrder = "desc",
-        page: Page = 1,
-        per_page: Annotated[int, Field(ge=1, le=100)] = 20,
-        response_format: Format = "concise",
-    ) -> str:
-        """List saved articles (the read-later list), newest first by default. Read one with
-        read_article."""
-        async with backend.call(ctx) as client:
-            result = await client.list_articles(
-                q=query,
-                home_status=home_status,
-                status=status,
-                favorite=favorite,
-                has_highlights=has_highlights,
-                tag=tag,
-                saved_since=saved_since,
-                saved_before=saved_before,
-                sort_by=sort_by,
-                order=order,
-                page=page,
-                per_page=per_page,
-            )
-        return render.articles(result.data, result.pagination, response_format)
 
-    async def save_article(
-        ctx: Context,
-        url: Annotated[str, Field(min_length=1, max_length=2048, description="http(s) URL")],
-        tags: Annotated[list[str] | None, Field(description="tag names or ids")] = None,
-        wait: Annotated[
-            bool, Field(description="wait until the page is fetched and parsed (or fails)")
-        ] = False,
-        wait_seconds: Annotated[int, Field(ge=1, le=120)] = 30,
-    ) -> str:
-        """Save a web page to the read-later list. It is fetched in the background; pass
-        wait=true to wait for it, then read_article. A URL already saved returns that article;
-        a link to a single social post is saved as a highlight instead."""
-        async with backend.call(ctx) as client:
-            saved = await client.save_article(url, tags=tags)
-        if saved.kind == "highlight":
-            return (
-                f"Saved the post as highlight {saved.id} (source_id {saved.source_id}); "
-                "see it with get_highlight."
-            )
-        head = "Already saved" if saved.duplicate else "Saved"
-        state = saved.parse_state or ParseState.queued
-        if wait and state in (ParseState.queued, ParseState.fetching):
-            state = await _wait_for_parse(ctx, saved.id, wait_seconds)
-        lines = [f"{head}: article {saved.id} (parse_state {state.value})."]
-        if state is ParseState.parsed:
-            lines.append(f'Read it with read_article(article_id="{saved.id}").')
-        elif state is ParseState.failed:
-            lines.append("The page could not be extracted; read_article shows why.")
-        else:
-            lines.append("It is still being fetched; read_article will have it shortly.")
-        return " ".join(lines)
-
-    async def _wait_for_parse(ctx: Context, article_id: str, budget: float) -> ParseState:
-        started = time.monotonic()
-        state = ParseState.queued
-        while (elapsed := time.monotonic() - started) < budget:
-            await ctx.report_progress(
-                min(elapsed, budget), budget, f"article {article_id}: {state.value}"
-            )
-            await anyio.sleep(POLL_INTERVAL_SECONDS)
-            async with backend.call(ctx, f"Article {article_id}") as client:
-                article = await client.get_article(article_id, max_chars=1000)
-            state = article.parse_state
-            if state in (ParseState.parsed, ParseState.failed):
-                await ctx.report_progress(budget, budget, f"article {article_id}: {state.value}")
-                break
-        return state
-
-    async def read_article(
-        ctx: Context,
-        article_id: Id,
-        offset: Annotated[
-            int,
-            Field(
-                ge=0,
-                description="character to start at; use the offset the previous "
-                "chunk gave to continue",
-            ),
-        ] = 0,
-        max_chars: Annotated[
-            int, Field(ge=1000, le=MAX_CHUNK_CHARS, description="chunk size in characters")
-        ] = DEFAULT_CHUNK_CHARS,
-        format: Annotated[
-            Literal["text", "html"], Field(description="text (default) or sanitised html")
-        ] = "text",
-    ) -> str:
-        """Read a saved article's body, one chunk at a time. The answer says where the chunk
-        ends and the offset to continue from; stop when it says the article ends."""
-        async with backend.call(ctx, f"Article {article_id}") as client:
-            article = await client.get_article(
-                article_id, format=format, offset=offset, max_chars=max_chars
-            )
-        return render.article_chunk(article)
-
-    async def update_article(
-        ctx: Context,
-        article_id: Id,
-        home_status: Annotated[
-            contract.HomeStatusName | None,
-            Field(description="triage: inbox, later, or archive (articles cannot be deleted)"),
-        ] = None,
-        favorite: bool | None = None,
-        title: Annotated[str | None, Field(max_length=500)] = None,
-        excerpt: Annotated[str | None, Field(max_length=2000)] = None,
-        note: Annotated[str | None, Field(max_length=10000)] = None,
-        tags: Annotated[
-            list[str] | None, Field(description="replaces ALL tags; [] removes every tag")
-        ] = None,
-        clear: Annotated[
-            list[Clearable], Field(description="fields to empty; omitted fields are unchanged")
-        ] = [],  # noqa: B006 - pydantic copies defaults; the schema needs a literal []
-    ) -> str:
-        """Triage or edit a saved article: move it (inbox/later/archive), favourite it, edit
-        title, excerpt or note, replace its tags. Only the arguments given change."""
-        changes = changed_fields(
-            {
-                "home_status": home_status,
-                "favorite": favorite,
-                "title": title,
-                "excerpt": excerpt,
-                "note": note,
-                "tags": tags,
-            },
-            clear,
+@tool(reading("List saved articles"))
+async def list_articles(
+    backend: Backend,
+    ctx: Context,
+    query: Annotated[str | None, Field(description="words in title, author or site")] = None,
+    home_status: contract.HomeStatusName | None = None,
+    status: contract.ArticleStatusName | None = None,
+    favorite: bool | None = None,
+    has_highlights: bool | None = None,
+    tag: str | None = None,
+    saved_since: DateTimeText | None = None,
+    saved_before: DateTimeText | None = None,
+    sort_by: contract.ArticleSortKey = "saved_at",
+    order: contract.SortOrder = "desc",
+    page: Page = 1,
+    per_page: Annotated[int, Field(ge=1, le=100)] = 20,
+    response_format: Format = "concise",
+) -> str:
+    """List saved articles (the read-later list), newest first by default. Read one with
+    read_article."""
+    async with backend.call(ctx) as client:
+        result = await client.list_articles(
+            q=query,
+            home_status=home_status,
+            status=status,
+            favorite=favorite,
+            has_highlights=has_highlights,
+            tag=tag,
+            saved_since=saved_since,
+            saved_before=saved_before,
+            sort_by=sort_by,
+            order=order,
+            page=page,
+            per_page=per_page,
         )
-        if not changes:
-            return NOTHING_TO_CHANGE
-        async with backend.call(ctx, f"Article {article_id}") as client:
-            item = await client.update_article(article_id, **changes)
-        return "Updated:\n" + render.article(item)
+    return render.articles(result.data, result.pagination, response_format)
 
-    async def add_article_tags(ctx: Context, article_id: Id, tags: TagNames) -> str:
-        """Add tags to a saved article, keeping its other tags."""
-        async with backend.call(ctx, f"Article {article_id}") as client:
-            result = await client.add_article_tags(article_id, tags)
-        return render.tag_list(result, f"Article {article_id}")
 
-    async def remove_article_tags(ctx: Context, article_id: Id, tags: TagsToRemove) -> str:
-        """Remove tags from a saved article."""
-        async with backend.call(ctx, f"Article {article_id}") as client:
-            result = await client.remove_article_tags(article_id, tags)
-        return render.tag_list(result, f"Article {article_id}")
+@tool(writing("Save an article", destructive=False, idempotent=True, open_world=True))
+async def save_article(
+    backend: Backend,
+    ctx: Context,
+    url: Annotated[str, Field(min_length=1, max_length=2048, description="http(s) URL")],
+    tags: Annotated[list[str] | None, Field(description="tag names or ids")] = None,
+    wait: Annotated[
+        bool, Field(description="wait until the page is fetched and parsed (or fails)")
+    ] = False,
+    wait_seconds: Annotated[int, Field(ge=1, le=120)] = 30,
+) -> str:
+    """Save a web page to the read-later list. It is fetched in the background; pass
+    wait=true to wait for it, then read_article. A URL already saved returns that article;
+    a link to a single social post is saved as a highlight instead."""
+    async with backend.call(ctx) as client:
+        saved = await client.save_article(url, tags=tags)
+    if saved.kind == "highlight":
+        return (
+            f"Saved the post as highlight {saved.id} (source_id {saved.source_id}); "
+            "see it with get_highlight."
+        )
+    head = "Already saved" if saved.duplicate else "Saved"
+    state = saved.parse_state or ParseState.queued
+    if wait and state in (ParseState.queued, ParseState.fetching):
+        state = await _wait_for_parse(backend, ctx, saved.id, wait_seconds)
+    lines = [f"{head}: article {saved.id} (parse_state {state.value})."]
+    if state is ParseState.parsed:
+        lines.append(f'Read it with read_article(article_id="{saved.id}").')
+    elif state is ParseState.failed:
+        lines.append("The page could not be extracted; read_article shows why.")
+    else:
+        lines.append("It is still being fetched; read_article will have it shortly.")
+    return " ".join(lines)
 
-    return [
-        ToolSpec(
-            "list_articles",
-            list_articles,
-            "articles",
-            False,
-            reading("List saved articles"),
-            "List saved articles",
+
+async def _wait_for_parse(
+    backend: Backend, ctx: Context, article_id: str, budget: float
+) -> ParseState:
+    started = time.monotonic()
+    state = ParseState.queued
+    while (elapsed := time.monotonic() - started) < budget:
+        await ctx.report_progress(
+            min(elapsed, budget), budget, f"article {article_id}: {state.value}"
+        )
+        await anyio.sleep(POLL_INTERVAL_SECONDS)
+        async with backend.call(ctx, f"Article {article_id}") as client:
+            article = await client.get_article(article_id, max_chars=1000)
+        state = article.parse_state
+        if state in (ParseState.parsed, ParseState.failed):
+            await ctx.report_progress(budget, budget, f"article {article_id}: {state.value}")
+            break
+    return state
+
+
+@tool(reading("Read an article"))
+async def read_article(
+    backend: Backend,
+    ctx: Context,
+    article_id: Id,
+    offset: Annotated[
+        int,
+        Field(
+            ge=0,
+            description="character to start at; use the offset the previous chunk gave to continue",
         ),
-        ToolSpec(
-            "save_article",
-            save_article,
-            "articles",
-            True,
-            writing("Save an article", destructive=False, idempotent=True, open_world=True),
-            "Save an article",
-        ),
-        ToolSpec(
-            "read_article",
-            read_article,
-            "articles",
-            False,
-            reading("Read an article"),
-            "Read an article",
-        ),
-        ToolSpec(
-            "update_article",
-            update_article,
-            "articles",
-            True,
-            writing("Update an article", destructive=True, idempotent=True),
-            "Update an article",
-        ),
-        ToolSpec(
-            "add_article_tags",
-            add_article_tags,
-            "articles",
-            True,
-            writing("Tag an article", destructive=False, idempotent=True),
-            "Tag an article",
-        ),
-        ToolSpec(
-            "remove_article_tags",
-            remove_article_tags,
-            "articles",
-            True,
-            writing("Untag an article", destructive=True, idempotent=True),
-            "Untag an article",
-        ),
-    ]
+    ] = 0,
+    max_chars: Annotated[
+        int, Field(ge=1000, le=MAX_CHUNK_CHARS, description="chunk size in characters")
+    ] = DEFAULT_CHUNK_CHARS,
+    format: Annotated[
+        Literal["text", "html"], Field(description="text (default) or sanitised html")
+    ] = "text",
+) -> str:
+    """Read a saved article's body, one chunk at a time. The answer says where the chunk
+    ends and the offset to continue from; stop when it says the article ends."""
+    async with backend.call(ctx, f"Article {article_id}") as client:
+        article = await client.get_article(
+            article_id, format=format, offset=offset, max_chars=max_chars
+        )
+    return render.article_chunk(article)
+
+
+@tool(writing("Update an article", destructive=True, idempotent=True))
+async def update_article(
+    backend: Backend,
+    ctx: Context,
+    article_id: Id,
+    home_status: Annotated[
+        contract.HomeStatusName | None,
+        Field(description="triage: inbox, later, or archive (articles cannot be deleted)"),
+    ] = None,
+    favorite: bool | None = None,
+    title: Annotated[str | None, Field(max_length=500)] = None,
+    excerpt: Annotated[str | None, Field(max_length=2000)] = None,
+    note: Annotated[str | None, Field(max_length=10000)] = None,
+    tags: Annotated[
+        list[str] | None, Field(description="replaces ALL tags; [] removes every tag")
+    ] = None,
+    clear: Annotated[
+        list[Clearable], Field(description="fields to empty; omitted fields are unchanged")
+    ] = [],  # noqa: B006 - pydantic copies defaults; the schema needs a literal []
+) -> str:
+    """Triage or edit a saved article: move it (inbox/later/archive), favourite it, edit
+    title, excerpt or note, replace its tags. Only the arguments given change."""
+    changes = changed_fields(
+        {
+            "home_status": home_status,
+            "favorite": favorite,
+            "title": title,
+            "excerpt": excerpt,
+            "note": note,
+            "tags": tags,
+        },
+        clear,
+    )
+    if not changes:
+        return NOTHING_TO_CHANGE
+    async with backend.call(ctx, f"Article {article_id}") as client:
+        item = await client.update_article(article_id, **changes)
+    return "Updated:\n" + render.article(item)
+
+
+@tool(writing("Tag an article", destructive=False, idempotent=True))
+async def add_article_tags(backend: Backend, ctx: Context, article_id: Id, tags: TagNames) -> str:
+    """Add tags to a saved article, keeping its other tags."""
+    async with backend.call(ctx, f"Article {article_id}") as client:
+        result = await client.add_article_tags(article_id, tags)
+    return render.tag_list(result, f"Article {article_id}")
+
+
+@tool(writing("Untag an article", destructive=True, idempotent=True))
+async def remove_article_tags(
+    backend: Backend, ctx: Context, article_id: Id, tags: TagsToRemove
+) -> str:
+    """Remove tags from a saved article."""
+    async with backend.call(ctx, f"Article {article_id}") as client:
+        result = await client.remove_article_tags(article_id, tags)
+    return render.tag_list(result, f"Article {article_id}")

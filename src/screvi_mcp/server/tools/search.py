@@ -10,75 +10,68 @@ from pydantic import Field
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
-from screvi_mcp.server.toolkit import Format, Page, SourceTypeName, ToolSpec, reading
+from screvi_mcp.server.toolkit import Format, Page, SourceTypeName, ToolSpec, declare, reading
+
+TOOLS: list[ToolSpec] = []
+tool = declare(TOOLS, "search")
 
 
-def build(backend: Backend) -> list[ToolSpec]:
-    async def search_highlights(
-        ctx: Context,
-        query: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=1000,
-                description="what to look for, in natural language or keywords",
-            ),
-        ],
-        source: Annotated[
-            str | None, Field(description="only sources whose name or author contains this")
-        ] = None,
-        tag: Annotated[str | None, Field(description="only highlights with this tag")] = None,
-        types: Annotated[
-            list[SourceTypeName] | None, Field(description="only these source types")
-        ] = None,
-        favorite: bool | None = None,
-        min_relevance: Annotated[
-            float | None,
-            Field(
-                ge=0,
-                le=1,
-                description=f"semantic match threshold, default {DEFAULT_MIN_RELEVANCE}; lower it "
-                "(e.g. 0.5) when results are thin, raise it for precision",
-            ),
-        ] = None,
-        verify: Annotated[
-            bool,
-            Field(
-                description="re-check semantic matches with a relevance model and drop "
-                "off-topic ones; about +0.5 s"
-            ),
-        ] = False,
-        page: Page = 1,
-        per_page: Annotated[int, Field(ge=1, le=50)] = 10,
-        response_format: Format = "concise",
-    ) -> str:
-        """Search the user's highlights by meaning and keywords (hybrid), best first.
-        Start here for any question about what the user has read. Follow a hit's source_id
-        with get_source, or an article's id with read_article, for context."""
-        async with backend.call(ctx) as client:
-            result = await client.search(
-                query,
-                source=source,
-                tag=tag,
-                types=types,
-                favorite=favorite,
-                min_relevance=min_relevance,
-                verify=verify or None,
-                page=page,
-                per_page=per_page,
-            )
-        text = render.highlights(result.data, result.pagination, response_format, "matches")
-        if result.pagination.total == 0 and (min_relevance is None or min_relevance > 0.5):
-            text += " Try other words, or a lower min_relevance such as 0.5."
-        return text
-
-    return [
-        ToolSpec(
-            "search_highlights",
-            search_highlights,
-            "search",
-            False,
-            reading("Search highlights"),
-            "Search highlights",
+@tool(reading("Search highlights"))
+async def search_highlights(
+    backend: Backend,
+    ctx: Context,
+    query: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=1000,
+            description="what to look for, in natural language or keywords",
+        ),
+    ],
+    source: Annotated[
+        str | None, Field(description="only sources whose name or author contains this")
+    ] = None,
+    tag: Annotated[str | None, Field(description="only highlights with this tag")] = None,
+    types: Annotated[
+        list[SourceTypeName] | None, Field(description="only these source types")
+    ] = None,
+    favorite: bool | None = None,
+    min_relevance: Annotated[
+        float | None,
+        Field(
+            ge=0,
+            le=1,
+            description=f"semantic match threshold, default {DEFAULT_MIN_RELEVANCE}; lower it "
+            "(e.g. 0.5) when results are thin, raise it for precision",
+        ),
+    ] = None,
+    verify: Annotated[
+        bool,
+        Field(
+            description="re-check semantic matches with a relevance model and drop "
+            "off-topic ones; about +0.5 s"
+        ),
+    ] = False,
+    page: Page = 1,
+    per_page: Annotated[int, Field(ge=1, le=50)] = 10,
+    response_format: Format = "concise",
+) -> str:
+    """Search the user's highlights by meaning and keywords (hybrid), best first.
+    Start here for any question about what the user has read. Follow a hit's source_id
+    with get_source, or an article's id with read_article, for context."""
+    async with backend.call(ctx) as client:
+        result = await client.search(
+            query,
+            source=source,
+            tag=tag,
+            types=types,
+            favorite=favorite,
+            min_relevance=min_relevance,
+            verify=verify or None,
+            page=page,
+            per_page=per_page,
         )
-    ]
+    text = render.highlights(result.data, result.pagination, response_format, "matches")
+    if result.pagination.total == 0 and (min_relevance is None or min_relevance > 0.5):
+        text += " Try other words, or a lower min_relevance such as 0.5."
+    return text

@@ -18,6 +18,7 @@ from screvi_mcp.server.toolkit import (
     Page,
     ToolSpec,
     changed_fields,
+    declare,
     reading,
     writing,
 )
@@ -30,156 +31,139 @@ SourceNote = Annotated[str, Field(max_length=10000, description="note on the sou
 Code = Annotated[str, Field(max_length=20)]
 Clearable = Literal["author", "url", "image_url", "note", "isbn", "asin", "published_date"]
 
+TOOLS: list[ToolSpec] = []
+tool = declare(TOOLS, "sources")
 
-def build(backend: Backend) -> list[ToolSpec]:
-    async def list_sources(
-        ctx: Context,
-        type: Annotated[ListType | None, Field(description="only this type")] = None,
-        search: Annotated[str | None, Field(description="name or author contains this")] = None,
-        include_empty: Annotated[
-            bool, Field(description="also saved articles without highlights")
-        ] = False,
-        updated_since: DateTimeText | None = None,
-        page: Page = 1,
-        per_page: Annotated[int, Field(ge=1, le=100)] = 20,
-        response_format: Format = "concise",
-    ) -> str:
-        """List the sources highlights come from (books, articles, podcasts, ...) with their
-        highlight counts. Use get_source to read one source's highlights."""
-        async with backend.call(ctx) as client:
-            result = await client.list_sources(
-                type=type,
-                search=search,
-                include_empty=include_empty or None,
-                updated_since=updated_since,
-                include_metadata=response_format == "detailed" or None,
-                page=page,
-                per_page=per_page,
-            )
-        return render.sources(result.data, result.pagination, response_format)
 
-    async def get_source(
-        ctx: Context,
-        source_id: Id,
-        page: Page = 1,
-        per_page: Annotated[int, Field(ge=1, le=100, description="highlights per page")] = 50,
-        response_format: Format = "concise",
-    ) -> str:
-        """Get a source (or saved article, same id) with its highlights in reading order."""
-        async with backend.call(ctx, f"Source {source_id}") as client:
-            result = await client.get_source(source_id, page=page, per_page=per_page)
-        source = result.data
-        body = render.highlights(source.highlights, result.pagination, response_format)
-        return render.source(source, response_format) + "\n\n" + body
-
-    async def create_source(
-        ctx: Context,
-        name: Name,
-        type: Annotated[CreatableType, Field(description="web articles: use save_article")],
-        author: Author | None = None,
-        url: str | None = None,
-        image_url: str | None = None,
-        note: SourceNote | None = None,
-        isbn: Code | None = None,
-        asin: Code | None = None,
-        published_date: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
-    ) -> str:
-        """Create a source to add highlights to. Only one `self` (personal notes) source
-        exists; creating another fails with its id."""
-        async with backend.call(ctx) as client:
-            item = await client.create_source(
-                name,
-                type,
-                author=author,
-                url=url,
-                image_url=image_url,
-                note=note,
-                isbn=isbn,
-                asin=asin,
-                published_date=published_date,
-            )
-        return "Created:\n" + render.source(item)
-
-    async def update_source(
-        ctx: Context,
-        source_id: Id,
-        name: Name | None = None,
-        author: Author | None = None,
-        url: str | None = None,
-        image_url: str | None = None,
-        note: SourceNote | None = None,
-        isbn: Code | None = None,
-        asin: Code | None = None,
-        published_date: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
-        clear: Annotated[
-            list[Clearable], Field(description="fields to empty; omitted fields are unchanged")
-        ] = [],  # noqa: B006 - pydantic copies defaults; the schema needs a literal []
-    ) -> str:
-        """Change a source's name, author, cover, note and other details (not its type).
-        Only the arguments given change; list fields to empty in `clear`."""
-        changes = changed_fields(
-            {
-                "name": name,
-                "author": author,
-                "url": url,
-                "image_url": image_url,
-                "note": note,
-                "isbn": isbn,
-                "asin": asin,
-                "published_date": published_date,
-            },
-            clear,
+@tool(reading("List sources"))
+async def list_sources(
+    backend: Backend,
+    ctx: Context,
+    type: Annotated[ListType | None, Field(description="only this type")] = None,
+    search: Annotated[str | None, Field(description="name or author contains this")] = None,
+    include_empty: Annotated[
+        bool, Field(description="also saved articles without highlights")
+    ] = False,
+    updated_since: DateTimeText | None = None,
+    page: Page = 1,
+    per_page: Annotated[int, Field(ge=1, le=100)] = 20,
+    response_format: Format = "concise",
+) -> str:
+    """List the sources highlights come from (books, articles, podcasts, ...) with their
+    highlight counts. Use get_source to read one source's highlights."""
+    async with backend.call(ctx) as client:
+        result = await client.list_sources(
+            type=type,
+            search=search,
+            include_empty=include_empty or None,
+            updated_since=updated_since,
+            include_metadata=response_format == "detailed" or None,
+            page=page,
+            per_page=per_page,
         )
-        if not changes:
-            return NOTHING_TO_CHANGE
-        async with backend.call(ctx, f"Source {source_id}") as client:
-            item = await client.update_source(source_id, **changes)
-        return "Updated:\n" + render.source(item)
+    return render.sources(result.data, result.pagination, response_format)
 
-    async def delete_source(
-        ctx: Context,
-        source_id: Id,
-        cascade: Annotated[
-            bool, Field(description="also delete its highlights; required if it has any")
-        ] = False,
-    ) -> str:
-        """Delete a source. Fails while it has highlights unless cascade=true, which deletes
-        them too. Saved articles cannot be deleted (archive them with update_article)."""
-        async with backend.call(ctx, f"Source {source_id}") as client:
-            result = await client.delete_source(source_id, cascade=cascade)
-        removed = result.get("highlights_deleted")
-        extra = f" and {removed} of its highlights" if removed else ""
-        return f"Deleted source {source_id}{extra}."
 
-    return [
-        ToolSpec(
-            "list_sources", list_sources, "sources", False, reading("List sources"), "List sources"
-        ),
-        ToolSpec(
-            "get_source", get_source, "sources", False, reading("Get a source"), "Get a source"
-        ),
-        ToolSpec(
-            "create_source",
-            create_source,
-            "sources",
-            True,
-            writing("Create a source", destructive=False, idempotent=False),
-            "Create a source",
-        ),
-        ToolSpec(
-            "update_source",
-            update_source,
-            "sources",
-            True,
-            writing("Update a source", destructive=True, idempotent=True),
-            "Update a source",
-        ),
-        ToolSpec(
-            "delete_source",
-            delete_source,
-            "sources",
-            True,
-            writing("Delete a source", destructive=True, idempotent=True),
-            "Delete a source",
-        ),
-    ]
+@tool(reading("Get a source"))
+async def get_source(
+    backend: Backend,
+    ctx: Context,
+    source_id: Id,
+    page: Page = 1,
+    per_page: Annotated[int, Field(ge=1, le=100, description="highlights per page")] = 50,
+    response_format: Format = "concise",
+) -> str:
+    """Get a source (or saved article, same id) with its highlights in reading order."""
+    async with backend.call(ctx, f"Source {source_id}") as client:
+        result = await client.get_source(source_id, page=page, per_page=per_page)
+    source = result.data
+    body = render.highlights(source.highlights, result.pagination, response_format)
+    return render.source(source, response_format) + "\n\n" + body
+
+
+@tool(writing("Create a source", destructive=False, idempotent=False))
+async def create_source(
+    backend: Backend,
+    ctx: Context,
+    name: Name,
+    type: Annotated[CreatableType, Field(description="web articles: use save_article")],
+    author: Author | None = None,
+    url: str | None = None,
+    image_url: str | None = None,
+    note: SourceNote | None = None,
+    isbn: Code | None = None,
+    asin: Code | None = None,
+    published_date: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
+) -> str:
+    """Create a source to add highlights to. Only one `self` (personal notes) source
+    exists; creating another fails with its id."""
+    async with backend.call(ctx) as client:
+        item = await client.create_source(
+            name,
+            type,
+            author=author,
+            url=url,
+            image_url=image_url,
+            note=note,
+            isbn=isbn,
+            asin=asin,
+            published_date=published_date,
+        )
+    return "Created:\n" + render.source(item)
+
+
+@tool(writing("Update a source", destructive=True, idempotent=True))
+async def update_source(
+    backend: Backend,
+    ctx: Context,
+    source_id: Id,
+    name: Name | None = None,
+    author: Author | None = None,
+    url: str | None = None,
+    image_url: str | None = None,
+    note: SourceNote | None = None,
+    isbn: Code | None = None,
+    asin: Code | None = None,
+    published_date: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
+    clear: Annotated[
+        list[Clearable], Field(description="fields to empty; omitted fields are unchanged")
+    ] = [],  # noqa: B006 - pydantic copies defaults; the schema needs a literal []
+) -> str:
+    """Change a source's name, author, cover, note and other details (not its type).
+    Only the arguments given change; list fields to empty in `clear`."""
+    changes = changed_fields(
+        {
+            "name": name,
+            "author": author,
+            "url": url,
+            "image_url": image_url,
+            "note": note,
+            "isbn": isbn,
+            "asin": asin,
+            "published_date": published_date,
+        },
+        clear,
+    )
+    if not changes:
+        return NOTHING_TO_CHANGE
+    async with backend.call(ctx, f"Source {source_id}") as client:
+        item = await client.update_source(source_id, **changes)
+    return "Updated:\n" + render.source(item)
+
+
+@tool(writing("Delete a source", destructive=True, idempotent=True))
+async def delete_source(
+    backend: Backend,
+    ctx: Context,
+    source_id: Id,
+    cascade: Annotated[
+        bool, Field(description="also delete its highlights; required if it has any")
+    ] = False,
+) -> str:
+    """Delete a source. Fails while it has highlights unless cascade=true, which deletes
+    them too. Saved articles cannot be deleted (archive them with update_article)."""
+    async with backend.call(ctx, f"Source {source_id}") as client:
+        result = await client.delete_source(source_id, cascade=cascade)
+    removed = result.get("highlights_deleted")
+    extra = f" and {removed} of its highlights" if removed else ""
+    return f"Deleted source {source_id}{extra}."
