@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.bench
+
 REPO = Path(__file__).resolve().parent.parent
 
 pytest.importorskip("tiktoken", reason="the benchmark counts tokens with tiktoken")

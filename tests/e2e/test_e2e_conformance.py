@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from e2e_harness import (
     CONFORMANCE_BASELINE,
     CONFORMANCE_BIN,
@@ -19,6 +20,8 @@ from e2e_harness import (
     require,
     run,
 )
+
+pytestmark = pytest.mark.e2e
 
 
 def baseline_scenarios() -> set[str]:

@@ -27,6 +27,8 @@ from e2e_harness import (
     run,
 )
 
+pytestmark = pytest.mark.e2e
+
 TOOL_ERROR_EXIT = 5  # the Inspector CLI's exit code when a tool answers isError
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from e2e_harness import (
     ARTICLE_ID,
     ID,
@@ -34,6 +35,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.toolsets import WrapperToolset
+
+pytestmark = pytest.mark.e2e
 
 TAG = "e2e-pydantic-ai"
 

@@ -22,6 +22,8 @@ from e2e_harness import (
     run,
 )
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
 def test_typescript_sdk_client_runs_the_scenario(

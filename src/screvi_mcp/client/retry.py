@@ -45,9 +45,6 @@ class RetryPolicy:
         return (rng or random).uniform(0.0, ceiling)
 
 
-NO_RETRIES = RetryPolicy(max_retries=0)
-
-
 def may_resend_after_status(method: str, status: int) -> bool:
     """May a request that got this status be sent again?"""
     if status == 429:

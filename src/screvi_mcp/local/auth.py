@@ -21,13 +21,6 @@ def presented_key(request: Request) -> str | None:
     return None
 
 
-def authenticate(library: Library, secret: str | None) -> keys.ApiKey:
-    """The caller's key, or the spec's 401/403. Runs in a worker thread (it reads SQLite)."""
-    record = identify(library, secret)
-    require_subscription(library)
-    return record
-
-
 def identify(library: Library, secret: str | None) -> keys.ApiKey:
     """The caller's live key, or the spec's 401. Runs in a worker thread (it reads SQLite)."""
     if secret is None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE, MAX_SEARCH_PER_PAGE
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.search.filters import Filters, admitted_seqs
+from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.fusion import FusedHit, SemanticMatch, reciprocal_rank_fusion
 from screvi_mcp.local.search.keyword import keyword_ranking
 from screvi_mcp.local.search.registry import semantic_index_for
@@ -76,9 +76,10 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
     per_page = min(max(query.per_page, 1), MAX_SEARCH_PER_PAGE)
     start = (max(query.page, 1) - 1) * per_page
     page = fused[start : start + per_page]
-    # Defensive: an index that missed a delete must still never surface a dead highlight.
-    live = admitted_seqs(conn, filters, [hit.seq for hit in page])
-    return [_to_hit(hit, verified) for hit in page if hit.seq in live], total
+    # Both rankings already admit only live rows that pass the filters (keyword in its SQL,
+    # semantic against the table, so an index that missed a delete surfaces nothing dead):
+    # checking the page a third time would only repeat the same query.
+    return [_to_hit(hit, verified) for hit in page], total
 
 
 def _kept_after_verify(hit: FusedHit, verified: dict[int, float], threshold: float) -> bool:

@@ -91,14 +91,3 @@ def admitted_seqs(conn: sqlite3.Connection, filters: Filters, among: list[int]) 
         (json.dumps(among), *sql_filter.params),
     )
     return {int(row[0]) for row in rows}
-
-
-def all_admitted_seqs(conn: sqlite3.Connection, filters: Filters) -> list[int]:
-    """Every live highlight passing the filters (used when filters narrow a vector scan)."""
-    sql_filter = build_sql_filter(conn, filters)
-    rows = conn.execute(
-        "SELECT h.seq FROM highlights h LEFT JOIN sources s ON s.id = h.source_id"
-        f" WHERE {sql_filter.where}",
-        sql_filter.params,
-    )
-    return [int(row[0]) for row in rows]
