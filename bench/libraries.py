@@ -86,7 +86,7 @@ def _build(path: Path, size: int) -> BuiltLibrary:
     from screvi_mcp.local.app import RATE_LIMIT_SETTING
     from screvi_mcp.local.bodies import HighlightCreate, SourceCreate
     from screvi_mcp.local.library import Library
-    from screvi_mcp.local.search import setup
+    from screvi_mcp.local.search import attach
     from screvi_mcp.local.store import highlights, sources
 
     library = Library.open(path)
@@ -136,7 +136,7 @@ def _build(path: Path, size: int) -> BuiltLibrary:
                 log(f"  embedded {done}/{total}")
 
         if donor is None:
-            setup.reindex(library, progress)
+            attach.reindex(library, progress)
         else:
             _copy_vectors(library, donor)
         log(f"embedded in {time.perf_counter() - started:.1f} s")
@@ -187,15 +187,15 @@ def _copy_vectors(library: Any, donor: Path) -> None:
 
 def _add_article(library: Any) -> str:
     """A parsed article, written as the fetcher would leave it (no network involved)."""
-    from screvi_mcp.local.fetching import store
+    from screvi_mcp.local.fetching import article_rows
     from screvi_mcp.local.fetching.extract import ExtractedArticle
 
     text = corpus.article_text(ARTICLE_CHARS)
     url = "http://127.0.0.1:9/bench/long-read"
     html = "".join(f"<p>{paragraph}</p>" for paragraph in text.split("\n\n"))
     with library.write() as conn:
-        article_id = store.insert_article(conn, url, url)
-        store.store_parsed(
+        article_id = article_rows.insert_article(conn, url, url)
+        article_rows.store_parsed(
             conn,
             article_id,
             ExtractedArticle(

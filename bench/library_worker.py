@@ -48,7 +48,7 @@ def search(path: Path, count: int) -> dict[str, Any]:
     import numpy  # noqa: F401  # imported before the baseline reading: not the library's cost
 
     from screvi_mcp.local.library import Library
-    from screvi_mcp.local.search import engine, setup
+    from screvi_mcp.local.search import attach, engine
     from screvi_mcp.local.search.embedder import load_embedder
     from screvi_mcp.local.search.filters import Filters
     from screvi_mcp.local.search.keyword import keyword_ranking
@@ -61,7 +61,7 @@ def search(path: Path, count: int) -> dict[str, Any]:
     load_embedder()
     model_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    index = setup.attach_semantic_index(library, backfill="never")
+    index = attach.attach_semantic_index(library, backfill="never")
     vectors_seconds = time.perf_counter() - started
     if index is None:
         raise RuntimeError("no semantic index: is the 'local' extra installed?")
@@ -97,7 +97,7 @@ def search(path: Path, count: int) -> dict[str, Any]:
         keyword_side.append(t3 - t2)
     rss_peak = _rss_mib()
 
-    setup.detach_semantic_index(library)
+    attach.detach_semantic_index(library)
     keyword_only: list[float] = []
     for text in queries:
         t0 = time.perf_counter()
@@ -131,7 +131,7 @@ def search(path: Path, count: int) -> dict[str, Any]:
 def ingest(path: Path, count: int) -> dict[str, Any]:
     from screvi_mcp.local.bodies import HighlightCreate
     from screvi_mcp.local.library import Library
-    from screvi_mcp.local.search import setup
+    from screvi_mcp.local.search import attach
     from screvi_mcp.local.search.embedder import load_embedder
     from screvi_mcp.local.store import highlights
 
@@ -165,7 +165,7 @@ def ingest(path: Path, count: int) -> dict[str, Any]:
 
     keyword_seconds = timed_ingest(items(seed=1001))
     load_embedder()  # the model's load is start-up cost, not ingest cost
-    index = setup.attach_semantic_index(library, backfill="never")
+    index = attach.attach_semantic_index(library, backfill="never")
     if index is None:
         raise RuntimeError("no semantic index: is the 'local' extra installed?")
     before = len(index.matrix)

@@ -20,10 +20,10 @@ from bench import corpus
 
 def _search(path: Path, count: int) -> cProfile.Profile:
     from screvi_mcp.local.library import Library
-    from screvi_mcp.local.search import engine, setup
+    from screvi_mcp.local.search import attach, engine
 
     library = Library.open(path)
-    setup.attach_semantic_index(library, backfill="never")
+    attach.attach_semantic_index(library, backfill="never")
     for text in corpus.queries(10, seed=99):
         engine.search(library, engine.SearchQuery(text))
     profile = cProfile.Profile()
@@ -38,11 +38,11 @@ def _search(path: Path, count: int) -> cProfile.Profile:
 def _ingest(path: Path, count: int) -> cProfile.Profile:
     from screvi_mcp.local.bodies import HighlightCreate
     from screvi_mcp.local.library import Library
-    from screvi_mcp.local.search import setup
+    from screvi_mcp.local.search import attach
     from screvi_mcp.local.store import highlights
 
     library = Library.open(path)
-    setup.attach_semantic_index(library, backfill="never")
+    attach.attach_semantic_index(library, backfill="never")
     items = [
         HighlightCreate(content=spec.content, note=spec.note, tags=spec.tags or None)
         for spec in corpus.highlights(count, 1, seed=4242)

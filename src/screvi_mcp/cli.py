@@ -174,7 +174,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    from screvi_mcp.local.search.setup import (
+    from screvi_mcp.local.search.attach import (
         SemanticSearchUnavailable,
         reindex,
         stderr_progress_bar,

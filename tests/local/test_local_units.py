@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from screvi_mcp.local import ratelimit
+from screvi_mcp.local import key_rate_limit
 from screvi_mcp.local.errors import ApiError
-from screvi_mcp.local.params import QueryParams
+from screvi_mcp.local.query_params import QueryParams
 from screvi_mcp.local.store.articles import chunk
 from screvi_mcp.local.store.pages import like_pattern, offset, pagination
 
@@ -27,13 +27,13 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     fake = FakeClock()
-    monkeypatch.setattr(ratelimit.time, "monotonic", fake.monotonic)
-    monkeypatch.setattr(ratelimit.time, "time", fake.time)
+    monkeypatch.setattr(key_rate_limit.time, "monotonic", fake.monotonic)
+    monkeypatch.setattr(key_rate_limit.time, "time", fake.time)
     return fake
 
 
 def test_window_slides(clock: FakeClock) -> None:
-    limiter = ratelimit.RateLimiter(2)
+    limiter = key_rate_limit.KeyRateLimiter(2)
     assert limiter.check("k").allowed
     clock.now += 30
     second = limiter.check("k")
@@ -52,7 +52,7 @@ def test_window_slides(clock: FakeClock) -> None:
 
 
 def test_refused_requests_do_not_count(clock: FakeClock) -> None:
-    limiter = ratelimit.RateLimiter(1)
+    limiter = key_rate_limit.KeyRateLimiter(1)
     assert limiter.check("k").allowed
     for _ in range(5):
         clock.now += 1
@@ -62,7 +62,7 @@ def test_refused_requests_do_not_count(clock: FakeClock) -> None:
 
 
 def test_keys_are_independent(clock: FakeClock) -> None:
-    limiter = ratelimit.RateLimiter(1)
+    limiter = key_rate_limit.KeyRateLimiter(1)
     assert limiter.check("a").allowed
     assert not limiter.check("a").allowed
     assert limiter.check("b").allowed

@@ -22,10 +22,10 @@ from screvi_mcp.local import auth, keys
 from screvi_mcp.local.fetching.fetcher import Fetcher
 from screvi_mcp.local.fetching.netguard import AddressPolicy
 from screvi_mcp.local.fetching.pipeline import ArticleWorker
+from screvi_mcp.local.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.ratelimit import RateLimiter
 from screvi_mcp.local.routes import articles, highlights, search, skill, sources, tags
-from screvi_mcp.local.search.setup import attach_semantic_index
+from screvi_mcp.local.search.attach import attach_semantic_index
 from screvi_mcp.skillfile import bundled_skill_path
 
 log = logging.getLogger("screvi_mcp.local")
@@ -86,7 +86,7 @@ def create_app(
             library.get_setting(RATE_LIMIT_SETTING, str(DEFAULT_RATE_LIMIT)) or DEFAULT_RATE_LIMIT
         )
         app.state.library = library
-        app.state.rate_limiter = RateLimiter(limit)
+        app.state.rate_limiter = KeyRateLimiter(limit)
         app.state.skill_path = skill_path or bundled_skill_path()
         # Loads stored vectors (never re-embeds); None, keyword-only, without the extra.
         attach_semantic_index(library)

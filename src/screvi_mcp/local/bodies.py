@@ -26,7 +26,7 @@ from pydantic_core import PydanticCustomError
 from screvi_mcp.contract import CREATABLE_SOURCE_TYPES, MAX_HIGHLIGHT_TEXT
 from screvi_mcp.local import clock
 from screvi_mcp.local.errors import ApiError, validation_failed
-from screvi_mcp.local.params import is_uuid
+from screvi_mcp.local.query_params import is_uuid
 
 MAX_URL_LENGTH = 2048
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")

@@ -19,10 +19,10 @@ from starlette.responses import JSONResponse, Response
 from screvi_mcp.local import auth
 from screvi_mcp.local.bodies import require_json_object
 from screvi_mcp.local.errors import ApiError
+from screvi_mcp.local.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.keys import ApiKey
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.params import QueryParams
-from screvi_mcp.local.ratelimit import RateLimiter
+from screvi_mcp.local.query_params import QueryParams
 
 log = logging.getLogger("screvi_mcp.local")
 
@@ -73,7 +73,7 @@ def endpoint(
     async def run(request: Request) -> Response:
         state = request.app.state
         library: Library = state.library
-        limiter: RateLimiter = state.rate_limiter
+        limiter: KeyRateLimiter = state.rate_limiter
         headers: dict[str, str] = {}
         try:
             secret = auth.presented_key(request)

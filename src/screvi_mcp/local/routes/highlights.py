@@ -8,7 +8,7 @@ from screvi_mcp.contract import DEFAULT_PER_PAGE, MAX_PER_PAGE
 from screvi_mcp.local.bodies import HighlightCreate, HighlightUpdate, TagsBody, parse_body
 from screvi_mcp.local.errors import ApiError, validation_failed
 from screvi_mcp.local.http import Call, Reply, endpoint
-from screvi_mcp.local.params import QueryParams
+from screvi_mcp.local.query_params import QueryParams
 from screvi_mcp.local.store import highlights
 from screvi_mcp.models import SourceType
 

@@ -8,7 +8,7 @@ from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_PAGE, MAX_SEA
 from screvi_mcp.local.errors import invalid_parameter
 from screvi_mcp.local.http import Call, Reply, endpoint
 from screvi_mcp.local.search.engine import SearchQuery, search
-from screvi_mcp.local.store import render
+from screvi_mcp.local.store import wire
 from screvi_mcp.local.store.pages import pagination
 from screvi_mcp.models import SourceType
 
@@ -36,7 +36,7 @@ def search_highlights(call: Call) -> Reply:
         per_page=params.per_page(default=DEFAULT_PER_PAGE, maximum=MAX_SEARCH_PER_PAGE),
     )
     hits, total = search(call.library, query)
-    by_seq = render.highlights_by_seq(call.library.connection(), [hit.seq for hit in hits])
+    by_seq = wire.highlights_by_seq(call.library.connection(), [hit.seq for hit in hits])
     results = []
     for hit in hits:
         item = by_seq.get(hit.seq)

@@ -7,7 +7,7 @@ from starlette.routing import Route
 from screvi_mcp.local.bodies import TagCreate, TagUpdate, parse_body
 from screvi_mcp.local.errors import not_found
 from screvi_mcp.local.http import Call, Reply, endpoint
-from screvi_mcp.local.params import is_uuid
+from screvi_mcp.local.query_params import is_uuid
 from screvi_mcp.local.store import tags
 
 

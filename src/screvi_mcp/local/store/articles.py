@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from screvi_mcp.local import clock
 from screvi_mcp.local.errors import not_found
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.params import is_uuid
-from screvi_mcp.local.store import render, tags
+from screvi_mcp.local.query_params import is_uuid
+from screvi_mcp.local.store import tags, wire
 from screvi_mcp.local.store.chunks import slice_content
 from screvi_mcp.local.store.pages import like_pattern, offset, pagination
 
@@ -94,17 +94,17 @@ def list_page(
         f"SELECT count(*) FROM articles a JOIN sources s ON s.id = a.source_id{where}", args
     ).fetchone()[0]
     rows = conn.execute(
-        f"{render.ARTICLE_SELECT}{where} ORDER BY {order_by} LIMIT ? OFFSET ?",
+        f"{wire.ARTICLE_SELECT}{where} ORDER BY {order_by} LIMIT ? OFFSET ?",
         [*args, per_page, offset(page, per_page)],
     ).fetchall()
-    return render.articles(conn, rows, root_url=root_url), pagination(total, page, per_page)
+    return wire.articles(conn, rows, root_url=root_url), pagination(total, page, per_page)
 
 
 def _row(conn: sqlite3.Connection, article_id: str) -> sqlite3.Row:
     if not is_uuid(article_id):
         raise not_found("Article", article_id)
     row = conn.execute(
-        f"{render.ARTICLE_SELECT} WHERE s.id = ? AND s.deleted_at IS NULL", (article_id.lower(),)
+        f"{wire.ARTICLE_SELECT} WHERE s.id = ? AND s.deleted_at IS NULL", (article_id.lower(),)
     ).fetchone()
     if row is None:
         raise not_found("Article", article_id)
@@ -112,7 +112,7 @@ def _row(conn: sqlite3.Connection, article_id: str) -> sqlite3.Row:
 
 
 def get_summary(conn: sqlite3.Connection, article_id: str, *, root_url: str) -> dict[str, Any]:
-    return render.articles(conn, [_row(conn, article_id)], root_url=root_url)[0]
+    return wire.articles(conn, [_row(conn, article_id)], root_url=root_url)[0]
 
 
 def chunk(text: str | None, start: int, max_chars: int | None) -> dict[str, Any]:
@@ -140,7 +140,7 @@ def get_with_content(
     max_chars: int | None = None,
 ) -> dict[str, Any]:
     row = _row(conn, article_id)
-    article = render.articles(conn, [row], root_url=root_url)[0]
+    article = wire.articles(conn, [row], root_url=root_url)[0]
     html, text = row["content_html"], row["content_text"]
     # Serve the asked format; a body that exists only in the other format (a PDF's text) is
     # served as it is, and `content_format` says which one it is.
@@ -149,7 +149,7 @@ def get_with_content(
     else:
         served, body = ("html", html) if html is not None else ("text", text)
     highlight_rows = conn.execute(
-        f"{render.HIGHLIGHT_SELECT} WHERE h.source_id = ? AND h.deleted_at IS NULL "
+        f"{wire.HIGHLIGHT_SELECT} WHERE h.source_id = ? AND h.deleted_at IS NULL "
         "ORDER BY coalesce(h.location, 1e18), h.created_at",
         (row["id"],),
     ).fetchall()
@@ -158,15 +158,15 @@ def get_with_content(
             "content_format": served if body is not None else content_format,
             **chunk(body, start, max_chars),
             "parse_error": row["parse_error"],
-            "parse_failure": render.json_or_none(row["parse_failure"]),
+            "parse_failure": wire.json_or_none(row["parse_failure"]),
             "pdf_url": row["pdf_url"],
             "epub_url": row["epub_url"],
             "last_fetched_at": row["last_fetched_at"],
             "started_reading_at": row["started_reading_at"],
             "completed_reading_at": row["completed_reading_at"],
             "summary": row["summary"],
-            "transcript": render.json_or_none(row["transcript"]),
-            "highlights": render.highlights(conn, highlight_rows),
+            "transcript": wire.json_or_none(row["transcript"]),
+            "highlights": wire.highlights(conn, highlight_rows),
         }
     )
     return article

@@ -13,8 +13,8 @@ from screvi_mcp.local import clock
 from screvi_mcp.local.bodies import HighlightCreate
 from screvi_mcp.local.errors import not_found, validation_failed
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.params import is_uuid
-from screvi_mcp.local.store import render, tags
+from screvi_mcp.local.query_params import is_uuid
+from screvi_mcp.local.store import tags, wire
 from screvi_mcp.local.store.pages import offset, pagination
 
 MAX_BULK = 100
@@ -75,11 +75,11 @@ def list_page(
         args,
     ).fetchone()[0]
     rows = conn.execute(
-        f"{render.HIGHLIGHT_SELECT}{where} ORDER BY h.created_at DESC, h.seq DESC LIMIT ? OFFSET ?",
+        f"{wire.HIGHLIGHT_SELECT}{where} ORDER BY h.created_at DESC, h.seq DESC LIMIT ? OFFSET ?",
         [*args, per_page, offset(page, per_page)],
     ).fetchall()
     return (
-        render.highlights(conn, rows, include_metadata=include_metadata),
+        wire.highlights(conn, rows, include_metadata=include_metadata),
         pagination(total, page, per_page),
     )
 
@@ -89,16 +89,16 @@ def random_pick(
 ) -> list[dict[str, Any]]:
     where, args = _where(filters)
     rows = conn.execute(
-        f"{render.HIGHLIGHT_SELECT}{where} ORDER BY random() LIMIT ?", [*args, count]
+        f"{wire.HIGHLIGHT_SELECT}{where} ORDER BY random() LIMIT ?", [*args, count]
     ).fetchall()
-    return render.highlights(conn, rows)
+    return wire.highlights(conn, rows)
 
 
 def _live_row(conn: sqlite3.Connection, highlight_id: str) -> sqlite3.Row:
     if not is_uuid(highlight_id):
         raise not_found("Highlight", highlight_id)
     row = conn.execute(
-        f"{render.HIGHLIGHT_SELECT} WHERE h.id = ? AND h.deleted_at IS NULL",
+        f"{wire.HIGHLIGHT_SELECT} WHERE h.id = ? AND h.deleted_at IS NULL",
         (highlight_id.lower(),),
     ).fetchone()
     if row is None:
@@ -108,7 +108,7 @@ def _live_row(conn: sqlite3.Connection, highlight_id: str) -> sqlite3.Row:
 
 def get(conn: sqlite3.Connection, highlight_id: str, *, include_metadata: bool = False) -> Any:
     row = _live_row(conn, highlight_id)
-    return render.highlights(conn, [row], include_metadata=include_metadata)[0]
+    return wire.highlights(conn, [row], include_metadata=include_metadata)[0]
 
 
 def _source_for(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) -> str | None:
@@ -181,7 +181,7 @@ def create_many(
             prefix = f"highlights[{index}]." if bulk else ""
             created.append(_insert(conn, item, prefix))
     library.notify_changed([seq for _, seq in created])
-    by_seq = render.highlights_by_seq(library.connection(), [seq for _, seq in created])
+    by_seq = wire.highlights_by_seq(library.connection(), [seq for _, seq in created])
     return [by_seq[seq] for _, seq in created]
 
 

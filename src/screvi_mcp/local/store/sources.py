@@ -14,8 +14,8 @@ from screvi_mcp.local import clock
 from screvi_mcp.local.bodies import SourceCreate
 from screvi_mcp.local.errors import ApiError, conflict, not_found, validation_failed
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.params import is_uuid
-from screvi_mcp.local.store import render
+from screvi_mcp.local.query_params import is_uuid
+from screvi_mcp.local.store import wire
 from screvi_mcp.local.store.pages import like_pattern, offset, pagination
 
 
@@ -61,11 +61,11 @@ def list_page(
         f"SELECT count(*) FROM sources s LEFT JOIN articles a ON a.source_id = s.id{where}", args
     ).fetchone()[0]
     rows = conn.execute(
-        f"{render.SOURCE_SELECT}{where} ORDER BY s.created_at DESC, s.id LIMIT ? OFFSET ?",
+        f"{wire.SOURCE_SELECT}{where} ORDER BY s.created_at DESC, s.id LIMIT ? OFFSET ?",
         [*args, per_page, offset(page, per_page)],
     ).fetchall()
     return (
-        render.sources(conn, rows, include_metadata=include_metadata),
+        wire.sources(conn, rows, include_metadata=include_metadata),
         pagination(total, page, per_page),
     )
 
@@ -74,7 +74,7 @@ def _live_row(conn: sqlite3.Connection, source_id: str) -> sqlite3.Row:
     if not is_uuid(source_id):
         raise not_found("Source", source_id)
     row = conn.execute(
-        f"{render.SOURCE_SELECT} WHERE s.id = ? AND s.deleted_at IS NULL", (source_id.lower(),)
+        f"{wire.SOURCE_SELECT} WHERE s.id = ? AND s.deleted_at IS NULL", (source_id.lower(),)
     ).fetchone()
     if row is None:
         raise not_found("Source", source_id)
@@ -91,14 +91,14 @@ def get(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A source with one page of its live highlights, and that page's pagination."""
     row = _live_row(conn, source_id)
-    source = render.sources(conn, [row], include_metadata=include_metadata)[0]
+    source = wire.sources(conn, [row], include_metadata=include_metadata)[0]
     total = row["highlight_count"]
     rows = conn.execute(
-        f"{render.HIGHLIGHT_SELECT} WHERE h.source_id = ? AND h.deleted_at IS NULL "
+        f"{wire.HIGHLIGHT_SELECT} WHERE h.source_id = ? AND h.deleted_at IS NULL "
         "ORDER BY coalesce(h.location, 1e18), h.created_at, h.seq LIMIT ? OFFSET ?",
         (row["id"], per_page, offset(page, per_page)),
     ).fetchall()
-    source["highlights"] = render.highlights(conn, rows, include_metadata=include_metadata)
+    source["highlights"] = wire.highlights(conn, rows, include_metadata=include_metadata)
     return source, pagination(total, page, per_page)
 
 
@@ -136,7 +136,7 @@ def create(library: Library, body: SourceCreate) -> dict[str, Any]:
             ),
         )
     conn = library.connection()
-    return render.sources(conn, [_live_row(conn, source_id)])[0]
+    return wire.sources(conn, [_live_row(conn, source_id)])[0]
 
 
 _EDITABLE = (
@@ -180,7 +180,7 @@ def update(library: Library, source_id: str, changes: dict[str, Any]) -> dict[st
     if "name" in changes or "author" in changes:
         library.notify_changed(seqs)
     conn = library.connection()
-    return render.sources(conn, [_live_row(conn, row["id"])])[0]
+    return wire.sources(conn, [_live_row(conn, row["id"])])[0]
 
 
 def delete(library: Library, source_id: str, *, cascade: bool) -> dict[str, Any]:

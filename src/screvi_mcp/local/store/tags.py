@@ -8,7 +8,7 @@ from typing import Any
 
 from screvi_mcp.local import clock
 from screvi_mcp.local.errors import not_found, validation_failed
-from screvi_mcp.local.params import is_uuid
+from screvi_mcp.local.query_params import is_uuid
 from screvi_mcp.local.store.pages import chunked
 
 

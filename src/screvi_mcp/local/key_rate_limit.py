@@ -34,7 +34,7 @@ class Verdict:
         return headers
 
 
-class RateLimiter:
+class KeyRateLimiter:
     def __init__(self, per_minute: int, window_seconds: float = WINDOW_SECONDS) -> None:
         self.per_minute = per_minute
         self.window = window_seconds
