@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from screvi_mcp.local.store.errors import Conflict, Invalid, NotFound, StoreError
+
 
 class ApiError(Exception):
     def __init__(
@@ -51,3 +53,14 @@ def validation_failed(fields: dict[str, str]) -> ApiError:
 
 def conflict(message: str, **extra: Any) -> ApiError:
     return ApiError(409, "conflict", message, extra=extra)
+
+
+def from_store(error: StoreError) -> ApiError:
+    """The spec's answer to what the store refused."""
+    if isinstance(error, NotFound):
+        return ApiError(404, "not_found", error.message)
+    if isinstance(error, Conflict):
+        return ApiError(409, "conflict", error.message, extra=error.extra)
+    if isinstance(error, Invalid):
+        return validation_failed(error.fields)
+    return ApiError(400, "invalid_request", error.message)

@@ -18,11 +18,12 @@ from starlette.responses import JSONResponse, Response
 
 from screvi_mcp.local import auth
 from screvi_mcp.local.bodies import require_json_object
-from screvi_mcp.local.errors import ApiError
+from screvi_mcp.local.errors import ApiError, from_store
 from screvi_mcp.local.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.keys import ApiKey
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.query_params import QueryParams
+from screvi_mcp.local.store.errors import StoreError
 
 log = logging.getLogger("screvi_mcp.local")
 
@@ -116,6 +117,8 @@ def endpoint(
             )
         except ApiError as error:
             return error_response(error, headers)
+        except StoreError as error:
+            return error_response(from_store(error), headers)
         except Exception as error:
             # The kind of failure at ERROR; the traceback only when debugging is asked for.
             log.error(

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from screvi_mcp.local import clock
-from screvi_mcp.local.errors import not_found
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.query_params import is_uuid
 from screvi_mcp.local.store import tags, wire
 from screvi_mcp.local.store.chunks import slice_content
+from screvi_mcp.local.store.errors import NotFound
 from screvi_mcp.local.store.pages import like_pattern, offset, pagination
 
 if TYPE_CHECKING:
@@ -102,12 +102,12 @@ def list_page(
 
 def _row(conn: sqlite3.Connection, article_id: str) -> sqlite3.Row:
     if not is_uuid(article_id):
-        raise not_found("Article", article_id)
+        raise NotFound("Article", article_id)
     row = conn.execute(
         f"{wire.ARTICLE_SELECT} WHERE s.id = ? AND s.deleted_at IS NULL", (article_id.lower(),)
     ).fetchone()
     if row is None:
-        raise not_found("Article", article_id)
+        raise NotFound("Article", article_id)
     return row
 
 

@@ -11,10 +11,10 @@ from typing import Any
 from screvi_mcp.contract import expand_types
 from screvi_mcp.local import clock
 from screvi_mcp.local.bodies import HighlightCreate
-from screvi_mcp.local.errors import not_found, validation_failed
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.query_params import is_uuid
 from screvi_mcp.local.store import tags, wire
+from screvi_mcp.local.store.errors import Invalid, NotFound
 from screvi_mcp.local.store.pages import offset, pagination
 
 MAX_BULK = 100
@@ -96,13 +96,13 @@ def random_pick(
 
 def _live_row(conn: sqlite3.Connection, highlight_id: str) -> sqlite3.Row:
     if not is_uuid(highlight_id):
-        raise not_found("Highlight", highlight_id)
+        raise NotFound("Highlight", highlight_id)
     row = conn.execute(
         f"{wire.HIGHLIGHT_SELECT} WHERE h.id = ? AND h.deleted_at IS NULL",
         (highlight_id.lower(),),
     ).fetchone()
     if row is None:
-        raise not_found("Highlight", highlight_id)
+        raise NotFound("Highlight", highlight_id)
     return row
 
 
@@ -119,7 +119,7 @@ def _source_for(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) ->
     would also make their own later POST /sources type=self a 409.
     """
     if item.source_id is not None and item.article_id is not None:
-        raise validation_failed({f"{prefix}article_id": "give source_id or article_id, not both"})
+        raise Invalid({f"{prefix}article_id": "give source_id or article_id, not both"})
     if item.article_id is not None:
         row = conn.execute(
             "SELECT s.id FROM sources s JOIN articles a ON a.source_id = s.id "
@@ -127,14 +127,14 @@ def _source_for(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) ->
             (item.article_id,),
         ).fetchone()
         if row is None:
-            raise validation_failed({f"{prefix}article_id": "no saved article has this id"})
+            raise Invalid({f"{prefix}article_id": "no saved article has this id"})
         return str(row["id"])
     if item.source_id is not None:
         row = conn.execute(
             "SELECT id FROM sources WHERE id = ? AND deleted_at IS NULL", (item.source_id,)
         ).fetchone()
         if row is None:
-            raise validation_failed({f"{prefix}source_id": "no source has this id"})
+            raise Invalid({f"{prefix}source_id": "no source has this id"})
         return str(row["id"])
     return None
 
@@ -218,14 +218,14 @@ def update(library: Library, highlight_id: str, changes: dict[str, Any]) -> dict
 def delete(library: Library, highlight_id: str) -> dict[str, Any]:
     """Soft delete; repeating it is a success too (spec: idempotent)."""
     if not is_uuid(highlight_id):
-        raise not_found("Highlight", highlight_id)
+        raise NotFound("Highlight", highlight_id)
     with library.write() as conn:
         row = conn.execute(
             "SELECT seq, id, source_id, deleted_at FROM highlights WHERE id = ?",
             (highlight_id.lower(),),
         ).fetchone()
         if row is None:
-            raise not_found("Highlight", highlight_id)
+            raise NotFound("Highlight", highlight_id)
         newly = row["deleted_at"] is None
         if newly:
             now = clock.now()

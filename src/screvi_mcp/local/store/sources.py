@@ -12,10 +12,10 @@ from typing import Any
 from screvi_mcp.contract import expand_types
 from screvi_mcp.local import clock
 from screvi_mcp.local.bodies import SourceCreate
-from screvi_mcp.local.errors import ApiError, conflict, not_found, validation_failed
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.query_params import is_uuid
 from screvi_mcp.local.store import wire
+from screvi_mcp.local.store.errors import Conflict, Invalid, NotFound
 from screvi_mcp.local.store.pages import like_pattern, offset, pagination
 
 
@@ -72,12 +72,12 @@ def list_page(
 
 def _live_row(conn: sqlite3.Connection, source_id: str) -> sqlite3.Row:
     if not is_uuid(source_id):
-        raise not_found("Source", source_id)
+        raise NotFound("Source", source_id)
     row = conn.execute(
         f"{wire.SOURCE_SELECT} WHERE s.id = ? AND s.deleted_at IS NULL", (source_id.lower(),)
     ).fetchone()
     if row is None:
-        raise not_found("Source", source_id)
+        raise NotFound("Source", source_id)
     return row
 
 
@@ -111,7 +111,7 @@ def create(library: Library, body: SourceCreate) -> dict[str, Any]:
                 "SELECT id FROM sources WHERE type = 'self' AND deleted_at IS NULL"
             ).fetchone()
             if existing is not None:
-                raise conflict(
+                raise Conflict(
                     "You already have a personal-notes source; add highlights to it instead",
                     source_id=existing["id"],
                 )
@@ -156,7 +156,7 @@ def update(library: Library, source_id: str, changes: dict[str, Any]) -> dict[st
     with library.write() as conn:
         row = _live_row(conn, source_id)
         if "type" in changes and changes["type"] != row["type"]:
-            raise validation_failed({"type": "a source's type cannot be changed"})
+            raise Invalid({"type": "a source's type cannot be changed"})
         if row["article_id"] is not None and "name" in changes:
             # An article's name is its title: keep the two in step.
             conn.execute(
@@ -186,7 +186,7 @@ def update(library: Library, source_id: str, changes: dict[str, Any]) -> dict[st
 def delete(library: Library, source_id: str, *, cascade: bool) -> dict[str, Any]:
     """Soft delete; refuses (409) while live highlights remain unless `cascade`."""
     if not is_uuid(source_id):
-        raise not_found("Source", source_id)
+        raise NotFound("Source", source_id)
     removed: list[int] = []
     with library.write() as conn:
         row = conn.execute(
@@ -195,10 +195,10 @@ def delete(library: Library, source_id: str, *, cascade: bool) -> dict[str, Any]
             (source_id.lower(),),
         ).fetchone()
         if row is None:
-            raise not_found("Source", source_id)
+            raise NotFound("Source", source_id)
         if row["article_id"] is not None:
             # Spec: articles cannot be deleted through the API, only archived.
-            raise conflict(
+            raise Conflict(
                 f"{row['id']} is a saved article, and articles cannot be deleted; archive it "
                 "with PATCH /articles/{id} and home_status=archive"
             )
@@ -212,9 +212,7 @@ def delete(library: Library, source_id: str, *, cascade: bool) -> dict[str, Any]
             )
         ]
         if removed and not cascade:
-            raise ApiError(
-                409,
-                "conflict",
+            raise Conflict(
                 f"Source {row['id']} still has {len(removed)} highlight(s); delete them first "
                 "or pass cascade=true to delete them with it",
             )

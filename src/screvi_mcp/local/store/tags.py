@@ -7,8 +7,8 @@ import uuid
 from typing import Any
 
 from screvi_mcp.local import clock
-from screvi_mcp.local.errors import not_found, validation_failed
 from screvi_mcp.local.query_params import is_uuid
+from screvi_mcp.local.store.errors import Invalid, NotFound
 from screvi_mcp.local.store.pages import chunked
 
 
@@ -66,7 +66,7 @@ def resolve(
         if row["id"] not in ids:
             ids.append(row["id"])
     if problems:
-        raise validation_failed(problems)
+        raise Invalid(problems)
     return ids
 
 
@@ -134,7 +134,7 @@ def list_all(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 def get_with_counts(conn: sqlite3.Connection, tag_id: str) -> dict[str, Any]:
     row = _with_counts(conn, "WHERE t.id = ?", (tag_id,)).fetchone()
     if row is None:
-        raise not_found("Tag", tag_id)
+        raise NotFound("Tag", tag_id)
     return render_with_counts(row)
 
 
@@ -165,7 +165,7 @@ def _touch_carriers(conn: sqlite3.Connection, tag_id: str, now: str) -> None:
 def update(conn: sqlite3.Connection, tag_id: str, changes: dict[str, Any]) -> None:
     row = conn.execute("SELECT * FROM tags WHERE id = ?", (tag_id,)).fetchone()
     if row is None:
-        raise not_found("Tag", tag_id)
+        raise NotFound("Tag", tag_id)
     now = clock.now()
     if "name" in changes:
         name = str(changes["name"]).strip()
@@ -173,7 +173,7 @@ def update(conn: sqlite3.Connection, tag_id: str, changes: dict[str, Any]) -> No
             "SELECT id FROM tags WHERE name_key = ? AND id != ?", (name.lower(), tag_id)
         ).fetchone()
         if clash is not None:
-            raise validation_failed({"name": f"a tag named {name!r} already exists"})
+            raise Invalid({"name": f"a tag named {name!r} already exists"})
         conn.execute(
             "UPDATE tags SET name = ?, name_key = ?, updated_at = ? WHERE id = ?",
             (name, name.lower(), now, tag_id),
@@ -188,7 +188,7 @@ def update(conn: sqlite3.Connection, tag_id: str, changes: dict[str, Any]) -> No
 
 def delete(conn: sqlite3.Connection, tag_id: str) -> dict[str, Any]:
     if conn.execute("SELECT 1 FROM tags WHERE id = ?", (tag_id,)).fetchone() is None:
-        raise not_found("Tag", tag_id)
+        raise NotFound("Tag", tag_id)
     highlights = conn.execute(
         "SELECT count(*) FROM highlight_tags WHERE tag_id = ?", (tag_id,)
     ).fetchone()[0]
