@@ -1,14 +1,16 @@
 """Timestamps as the library stores and serves them.
 
-One fixed-width UTC format (microseconds, `Z`) so that stored values sort and compare as text,
-which is what `updated_since` filters and "most recent first" orderings rely on.
+One fixed-width UTC format (four-digit zero-padded year, microseconds, `Z`), so that stored
+values sort and compare as text, which is what `updated_since` filters and "most recent first"
+orderings rely on: `0500-01-01T00:00:00.000000Z`. The year is padded by hand because
+`strftime("%Y")` does not pad years before 1000 on glibc (`500-01-01...`, not a valid
+date-time, and sorting after `1999-...`). Dates outside years 1-9999 in UTC are refused
+(ValueError), which callers turn into a 422 naming the field.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-
-_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def now() -> str:
@@ -19,7 +21,14 @@ def format_timestamp(moment: datetime) -> str:
     """Render an aware (or naive, taken as UTC) datetime in the stored format."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime(_FORMAT)
+    try:
+        utc = moment.astimezone(UTC)
+    except OverflowError:  # year 1 or 9999 pushed out of range by its offset
+        raise ValueError("outside the years 1 to 9999 in UTC") from None
+    return (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T"
+        f"{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}.{utc.microsecond:06d}Z"
+    )
 
 
 def parse_timestamp(text: str) -> datetime:
@@ -35,7 +44,10 @@ def parse_timestamp(text: str) -> datetime:
     moment = datetime.fromisoformat(value)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("outside the years 1 to 9999 in UTC") from None
 
 
 def normalise_timestamp(text: str) -> str:

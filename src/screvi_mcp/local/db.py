@@ -44,25 +44,49 @@ def migration_steps() -> list[tuple[str, str]]:
     return sorted(steps)
 
 
+def statements(script: str) -> Iterator[str]:
+    """The complete SQL statements of a script (trigger bodies hold `;` and stay whole)."""
+    buffer = ""
+    for piece in script.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip(" \t\r\n;"):
+                yield buffer
+            buffer = ""
+    # A trailing fragment without `;` is a comment or whitespace (sqlite would ignore it).
+
+
 def migrate(conn: sqlite3.Connection) -> list[str]:
-    """Apply the migrations this file has not seen yet; returns the names applied."""
+    """Apply the migrations this file has not seen yet; returns the names applied.
+
+    All pending steps run in one write transaction, and the list of applied steps is read
+    inside it: several processes opening a fresh file at once queue on the lock, and each
+    finds the work the one before it did (no `table settings already exists`). A failed step
+    rolls every pending step back, so a file is never left half-migrated.
+    """
+    steps = migration_steps()
+    if _pending(conn, steps) == []:
+        return []  # the common case: no write lock taken just to open a library
+    applied: list[str] = []
+    with transaction(conn):
+        for name, sql in _pending(conn, steps):
+            for statement in statements(sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)",
+                (name, clock.now()),
+            )
+            applied.append(name)
+    return applied
+
+
+def _pending(conn: sqlite3.Connection, steps: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Steps not recorded yet; the bookkeeping table is created when missing."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
     )
     done = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
-    applied: list[str] = []
-    for name, sql in migration_steps():
-        if name in done:
-            continue
-        # executescript commits first; wrap the step so it lands whole or not at all.
-        conn.executescript(
-            "BEGIN IMMEDIATE;\n"
-            + sql
-            + f"\nINSERT INTO schema_migrations(name, applied_at) VALUES ('{name}', "
-            f"'{clock.now()}');\nCOMMIT;"
-        )
-        applied.append(name)
-    return applied
+    return [(name, sql) for name, sql in steps if name not in done]
 
 
 @contextmanager
