@@ -195,9 +195,11 @@ def _add_article(library: Any) -> str:
     html = "".join(f"<p>{paragraph}</p>" for paragraph in text.split("\n\n"))
     with library.write() as conn:
         article_id = article_rows.insert_article(conn, url, url)
+        claim = article_rows.claim_article(conn, article_id, "bench", 60.0)
+        assert claim is not None
         article_rows.store_parsed(
             conn,
-            article_id,
+            claim,
             ExtractedArticle(
                 content_html=html,
                 content_text=text,

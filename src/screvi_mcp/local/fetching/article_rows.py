@@ -11,6 +11,7 @@ import json
 import sqlite3
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from screvi_mcp.local import clock
@@ -26,6 +27,7 @@ class Claim:
     article_id: str
     url: str
     attempt: int  # 1 for the first try
+    owner: str  # the claiming worker's token; every write of the result checks it
 
 
 def find_duplicate(conn: sqlite3.Connection, keys: list[str]) -> tuple[str, str] | None:
@@ -144,11 +146,22 @@ def insert_social_highlight(
     return highlight_id, cursor.lastrowid
 
 
-def reset_interrupted(conn: sqlite3.Connection, max_attempts: int) -> tuple[int, int]:
-    """Rows a crash left in `fetching`: back to `queued`, or `failed` once out of attempts.
+# A `fetching` row is abandoned when its claim's lease ran out (its worker died or hung) or
+# when it has no lease at all (left by a version before leases).
+_ABANDONED = "parse_state = 'fetching' AND (claim_expires_at IS NULL OR claim_expires_at <= ?)"
 
-    Returns (requeued, failed). Counting the interrupted try as an attempt stops a page that
-    crashes the process from crashing it forever.
+
+def lease_until(seconds: float) -> str:
+    """The expiry of a lease taken now for `seconds`."""
+    return clock.format_timestamp(clock.parse_timestamp(clock.now()) + timedelta(seconds=seconds))
+
+
+def reset_interrupted(conn: sqlite3.Connection, max_attempts: int) -> tuple[int, int]:
+    """Abandoned `fetching` rows: back to `queued`, or `failed` once out of attempts.
+
+    A row whose claim is still live belongs to a worker at work (maybe in another process)
+    and is left alone. Returns (requeued, failed). Counting the interrupted try as an attempt
+    stops a page that crashes the process from crashing it forever.
     """
     now = clock.now()
     failure = json.dumps(
@@ -157,34 +170,71 @@ def reset_interrupted(conn: sqlite3.Connection, max_attempts: int) -> tuple[int,
     failed_ids = [
         str(row[0])
         for row in conn.execute(
-            "SELECT source_id FROM articles WHERE parse_state = 'fetching' AND fetch_attempts >= ?",
-            (max_attempts,),
+            f"SELECT source_id FROM articles WHERE {_ABANDONED} AND fetch_attempts >= ?",
+            (now, max_attempts),
         )
     ]
     for article_id in failed_ids:
         _set_failed(conn, article_id, "Processing was interrupted too many times", failure, now)
     requeued = conn.execute(
-        "UPDATE articles SET parse_state = 'queued', next_attempt_at = NULL "
-        "WHERE parse_state = 'fetching'"
+        "UPDATE articles SET parse_state = 'queued', next_attempt_at = NULL, claim_owner = NULL, "
+        f"claim_expires_at = NULL WHERE {_ABANDONED}",
+        (now,),
     ).rowcount
     return requeued, len(failed_ids)
 
 
-def claim_next(conn: sqlite3.Connection) -> Claim | None:
-    """Move the next due queued article to `fetching` and return it (None when none is due)."""
+def claim_next(conn: sqlite3.Connection, owner: str, lease_seconds: float) -> Claim | None:
+    """Move the next due queued article to `fetching` under `owner`'s lease and return it
+    (None when none is due)."""
     row = conn.execute(
         "UPDATE articles SET parse_state = 'fetching', fetch_attempts = fetch_attempts + 1, "
-        "next_attempt_at = NULL WHERE source_id = ("
+        "next_attempt_at = NULL, claim_owner = ?, claim_expires_at = ? WHERE source_id = ("
         "  SELECT a.source_id FROM articles a JOIN sources s ON s.id = a.source_id"
         "   WHERE a.parse_state = 'queued' AND s.deleted_at IS NULL"
         "     AND (a.next_attempt_at IS NULL OR a.next_attempt_at <= ?)"
         "   ORDER BY coalesce(a.next_attempt_at, a.saved_at), a.saved_at LIMIT 1"
         ") RETURNING source_id, url, fetch_attempts",
-        (clock.now(),),
+        (owner, lease_until(lease_seconds), clock.now()),
     ).fetchone()
     if row is None:
         return None
-    return Claim(str(row[0]), str(row[1]), int(row[2]))
+    return Claim(str(row[0]), str(row[1]), int(row[2]), owner)
+
+
+def claim_article(
+    conn: sqlite3.Connection, article_id: str, owner: str, lease_seconds: float
+) -> Claim | None:
+    """Claim one given queued article (tools that write a parsed body without the worker)."""
+    row = conn.execute(
+        "UPDATE articles SET parse_state = 'fetching', fetch_attempts = fetch_attempts + 1, "
+        "next_attempt_at = NULL, claim_owner = ?, claim_expires_at = ? "
+        "WHERE source_id = ? AND parse_state = 'queued' RETURNING source_id, url, fetch_attempts",
+        (owner, lease_until(lease_seconds), article_id),
+    ).fetchone()
+    return None if row is None else Claim(str(row[0]), str(row[1]), int(row[2]), owner)
+
+
+def renew(conn: sqlite3.Connection, claim: Claim, lease_seconds: float) -> bool:
+    """Extend a live claim's lease; False when the claim is no longer this owner's."""
+    return (
+        conn.execute(
+            "UPDATE articles SET claim_expires_at = ? "
+            "WHERE source_id = ? AND parse_state = 'fetching' AND claim_owner = ?",
+            (lease_until(lease_seconds), claim.article_id, claim.owner),
+        ).rowcount
+        == 1
+    )
+
+
+def holds(conn: sqlite3.Connection, claim: Claim) -> bool:
+    """Whether `claim` still owns its row (checked inside the transaction that writes it)."""
+    row = conn.execute(
+        "SELECT 1 FROM articles WHERE source_id = ? AND parse_state = 'fetching' "
+        "AND claim_owner = ?",
+        (claim.article_id, claim.owner),
+    ).fetchone()
+    return row is not None
 
 
 def next_due_at(conn: sqlite3.Connection) -> str | None:
@@ -196,23 +246,25 @@ def next_due_at(conn: sqlite3.Connection) -> str | None:
     return None if row is None or row[0] is None else str(row[0])
 
 
-def release(conn: sqlite3.Connection, article_id: str) -> None:
+def release(conn: sqlite3.Connection, article_id: str, owner: str) -> None:
     """Hand a claimed row back untouched (shutdown): it does not count as an attempt."""
     conn.execute(
-        "UPDATE articles SET parse_state = 'queued', fetch_attempts = max(fetch_attempts - 1, 0) "
-        "WHERE source_id = ? AND parse_state = 'fetching'",
-        (article_id,),
+        "UPDATE articles SET parse_state = 'queued', fetch_attempts = max(fetch_attempts - 1, 0), "
+        "claim_owner = NULL, claim_expires_at = NULL "
+        "WHERE source_id = ? AND parse_state = 'fetching' AND claim_owner = ?",
+        (article_id, owner),
     )
 
 
 def requeue(
-    conn: sqlite3.Connection, article_id: str, due_at: str, message: str, failure: dict[str, Any]
+    conn: sqlite3.Connection, claim: Claim, due_at: str, message: str, failure: dict[str, Any]
 ) -> None:
     """Back to `queued` after a transient failure, due again at `due_at`."""
     conn.execute(
         "UPDATE articles SET parse_state = 'queued', next_attempt_at = ?, parse_error = ?, "
-        "parse_failure = ?, last_fetched_at = ? WHERE source_id = ? AND parse_state = 'fetching'",
-        (due_at, message, json.dumps(failure), clock.now(), article_id),
+        "parse_failure = ?, last_fetched_at = ?, claim_owner = NULL, claim_expires_at = NULL "
+        "WHERE source_id = ? AND parse_state = 'fetching' AND claim_owner = ?",
+        (due_at, message, json.dumps(failure), clock.now(), claim.article_id, claim.owner),
     )
 
 
@@ -221,21 +273,23 @@ def _set_failed(
 ) -> None:
     conn.execute(
         "UPDATE articles SET parse_state = 'failed', parse_error = ?, parse_failure = ?, "
-        "last_fetched_at = ?, next_attempt_at = NULL WHERE source_id = ?",
+        "last_fetched_at = ?, next_attempt_at = NULL, claim_owner = NULL, "
+        "claim_expires_at = NULL WHERE source_id = ?",
         (message, failure_json, now, article_id),
     )
     conn.execute("UPDATE sources SET updated_at = ? WHERE id = ?", (now, article_id))
 
 
 def store_failed(
-    conn: sqlite3.Connection, article_id: str, message: str, failure: dict[str, Any]
+    conn: sqlite3.Connection, claim: Claim, message: str, failure: dict[str, Any]
 ) -> None:
-    _set_failed(conn, article_id, message, json.dumps(failure), clock.now())
+    if holds(conn, claim):
+        _set_failed(conn, claim.article_id, message, json.dumps(failure), clock.now())
 
 
 def store_parsed(
     conn: sqlite3.Connection,
-    article_id: str,
+    claim: Claim,
     article: ExtractedArticle,
     *,
     final_url: str,
@@ -244,7 +298,11 @@ def store_parsed(
 
     Fields a user can edit (title, excerpt) and source fields they may have set (author,
     cover) are only filled when still empty. `name` follows the title, the spec's rule.
+    Nothing is written when the claim was lost (its lease ran out and another worker took it).
     """
+    if not holds(conn, claim):
+        return []
+    article_id = claim.article_id
     now = clock.now()
     row = conn.execute("SELECT url_key FROM articles WHERE source_id = ?", (article_id,)).fetchone()
     if row is None:
@@ -270,8 +328,8 @@ def store_parsed(
         "excerpt = coalesce(excerpt, ?), canonical_url = ?, canonical_key = ?, word_count = ?, "
         "reading_time_minutes = ?, source_domain = coalesce(?, source_domain), site_name = ?, "
         "language = ?, published_date = coalesce(published_date, ?), "
-        "pdf_url = coalesce(?, pdf_url), last_fetched_at = ?, next_attempt_at = NULL "
-        "WHERE source_id = ?",
+        "pdf_url = coalesce(?, pdf_url), last_fetched_at = ?, next_attempt_at = NULL, "
+        "claim_owner = NULL, claim_expires_at = NULL WHERE source_id = ?",
         (
             article.content_html,
             article.content_text,

@@ -4,14 +4,18 @@ One dispatcher task claims due rows from the database (so the queue survives res
 shared with any other process writing the same file) and runs at most `concurrency` of them
 at once. Transient failures (timeouts, connection errors, 5xx, 429) go back to `queued` with an
 exponential backoff until `max_attempts`; everything else fails at once with a stored reason.
-Rows a crash left in `fetching` are put back in the queue by `start()`.
+Each claim carries its worker's token and a lease the worker keeps renewing: rows a crash left
+in `fetching` are put back in the queue once their lease has run out, and never while another
+process (or this one) is still at work on them, so no page is fetched twice at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -55,6 +59,9 @@ class WorkerSettings:
     retry_base_delay: float = 30.0  # seconds before the 2nd attempt; doubles each time
     retry_max_delay: float = 900.0
     poll_interval: float = 30.0  # look for work saved by other processes this often
+    # A claim on an article lasts this long unless renewed; the worker renews it every third
+    # of it while it works, so only a dead or stuck worker's claim runs out and is taken over.
+    claim_lease: float = 90.0
 
 
 def _failure(
@@ -139,6 +146,8 @@ class ArticleWorker:
         self._running: dict[asyncio.Task[None], str] = {}
         self._db_calls: set[asyncio.Future[Any]] = set()
         self._claimed: set[str] = set()  # rows this worker moved to `fetching` and still owns
+        # This worker's claims carry this token (the pid helps whoever reads the database).
+        self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self._stopping = False
 
     @property
@@ -203,7 +212,9 @@ class ArticleWorker:
             # Checked under the write lock: a claim cannot slip in after stop() released rows.
             if self._stopping:
                 return None
-            claim = article_rows.claim_next(conn)
+            # Claims of workers that died meanwhile (in any process) become work again.
+            article_rows.reset_interrupted(conn, self.settings.max_attempts)
+            claim = article_rows.claim_next(conn, self.owner, self.settings.claim_lease)
         if claim is not None:
             self._claimed.add(claim.article_id)
         return claim
@@ -260,18 +271,36 @@ class ArticleWorker:
             self.wake()
 
     async def _process(self, claim: article_rows.Claim) -> None:
+        renewing = asyncio.create_task(self._keep_claim(claim), name=f"lease-{claim.article_id}")
         try:
             await self._fetch_and_store(claim)
         except asyncio.CancelledError:
             await self._db(self._release, claim.article_id)
             raise
         finally:
+            renewing.cancel()
             self._claimed.discard(claim.article_id)
+
+    async def _keep_claim(self, claim: article_rows.Claim) -> None:
+        """Renew the claim's lease while its fetch runs, so no other worker takes it over."""
+        lease = self.settings.claim_lease
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                await self._db(self._renew, claim)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a busy database: the next renewal is still within the lease
+                logger.warning("could not renew the claim on article %s", claim.article_id)
+
+    def _renew(self, claim: article_rows.Claim) -> bool:
+        with self.library.write() as conn:
+            return article_rows.renew(conn, claim, self.settings.claim_lease)
 
     def _release(self, article_id: str) -> None:
         try:
             with self.library.write() as conn:
-                article_rows.release(conn, article_id)
+                article_rows.release(conn, article_id, self.owner)
         except Exception:  # shutting down: the next start resumes it anyway
             logger.warning("could not hand article %s back to the queue", article_id)
         self._claimed.discard(article_id)
@@ -367,17 +396,17 @@ class ArticleWorker:
         self, claim: article_rows.Claim, message: str, failure: dict[str, Any]
     ) -> None:
         with self.library.write() as conn:
-            article_rows.store_failed(conn, claim.article_id, message, failure)
+            article_rows.store_failed(conn, claim, message, failure)
 
     def _requeue(
         self, claim: article_rows.Claim, due_at: str, message: str, failure: dict[str, Any]
     ) -> None:
         with self.library.write() as conn:
-            article_rows.requeue(conn, claim.article_id, due_at, message, failure)
+            article_rows.requeue(conn, claim, due_at, message, failure)
 
     def _store_parsed(
         self, claim: article_rows.Claim, article: ExtractedArticle, final_url: str
     ) -> None:
         with self.library.write() as conn:
-            seqs = article_rows.store_parsed(conn, claim.article_id, article, final_url=final_url)
+            seqs = article_rows.store_parsed(conn, claim, article, final_url=final_url)
         self.library.notify_changed(seqs)

@@ -11,3 +11,9 @@ UPDATE articles
               || substr(published_date, instr(published_date, '-'))
  WHERE published_date GLOB '[0-9]-*' OR published_date GLOB '[0-9][0-9]-*'
     OR published_date GLOB '[0-9][0-9][0-9]-*';
+
+-- One claim per article across processes: the worker that moves a row to `fetching` records
+-- itself and a lease it keeps renewing while it works. Another process (or a restart) only
+-- takes the row back once the lease has run out, so a page is never fetched twice at once.
+ALTER TABLE articles ADD COLUMN claim_owner TEXT;
+ALTER TABLE articles ADD COLUMN claim_expires_at TEXT;
