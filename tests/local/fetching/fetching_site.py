@@ -281,6 +281,12 @@ class _Handler(BaseHTTPRequestHandler):
                 f"http://{site.host}:{site.port}/essays/reading-slowly".encode(),
             )
             self.send(200, body)
+        elif path == "/declares-canonical":
+            # A page naming any URL it likes as its canonical link (a hijack attempt).
+            body = ARTICLE_HTML.replace(
+                b"https://example.org/essays/reading-slowly", query["url"][0].encode()
+            )
+            self.send(200, body)
         elif path == "/oembed":
             self.send(200, json.dumps(OEMBED_JSON).encode(), "application/json")
         elif path == "/xrpc/com.atproto.identity.resolveHandle":

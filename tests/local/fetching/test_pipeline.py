@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from fetching_site import LocalSite, LoopbackRouter, loopback_resolver
@@ -129,6 +130,32 @@ async def test_a_page_saved_under_another_url_is_found_by_its_canonical_url(
         )
     assert again.duplicate and again.id == row["source_id"]
     assert again.parse_state == "parsed"
+
+
+async def test_a_canonical_link_to_another_site_is_not_trusted(
+    library: Library, site: LocalSite, second_site: LocalSite
+) -> None:
+    """A page on one site naming another site's URL as canonical must not capture it."""
+    victim = site.url("/article")
+    async with Fetcher(ALLOW) as fetcher:
+        hijack = second_site.url("/declares-canonical?" + urlencode({"url": victim}))
+        row = await save_and_process(library, fetcher, hijack)
+        assert row["parse_state"] == "parsed"
+        assert row["canonical_url"] is None and row["canonical_key"] is None
+        real = await save_article(library, victim, None, fetcher=fetcher)
+    assert not real.duplicate and real.id != row["source_id"]
+
+
+async def test_a_canonical_link_on_the_same_site_is_trusted(
+    library: Library, site: LocalSite
+) -> None:
+    """Same host, another scheme or a `www.` prefix: still the page's own site."""
+    own = "https://www.127.0.0.1/essays/reading-slowly"
+    async with Fetcher(ALLOW) as fetcher:
+        row = await save_and_process(
+            library, fetcher, site.url("/declares-canonical?" + urlencode({"url": own}))
+        )
+    assert row["canonical_url"] == own
 
 
 async def test_short_links_are_resolved_before_the_duplicate_check(
@@ -264,8 +291,10 @@ async def test_an_article_is_fetched_and_extracted(library: Library, site: Local
     assert row["published_date"] == "2024-03-05T00:00:00.000000Z"
     assert row["excerpt"] == "Why reading slowly makes ideas stick."
     assert row["image_url"] == site.url("/img/lead.jpg")
-    assert row["canonical_url"] == "https://example.org/essays/reading-slowly"
-    assert row["canonical_key"] == "https://example.org/essays/reading-slowly"
+    # The page names https://example.org/... as canonical: another site, so not trusted; the
+    # final URL after the redirect is what identifies it instead.
+    assert row["canonical_url"] == site.url("/article")
+    assert row["canonical_key"] == site.url("/article")
     assert row["source_domain"] == "127.0.0.1"
     assert row["word_count"] > 80 and row["reading_time_minutes"] == 1
     assert "COMMENT-MARKER" not in row["content_text"]

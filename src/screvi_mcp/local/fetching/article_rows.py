@@ -17,7 +17,7 @@ from typing import Any
 from screvi_mcp.local import clock
 from screvi_mcp.local.fetching.extract import ExtractedArticle
 from screvi_mcp.local.fetching.social import SocialPost
-from screvi_mcp.local.fetching.urls import host_of, normalise_url
+from screvi_mcp.local.fetching.urls import host_of, normalise_url, same_site
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +308,10 @@ def store_parsed(
     if row is None:
         return []
     canonical_url = article.canonical_url
+    if canonical_url is not None and not same_site(canonical_url, final_url):
+        # A page may only speak for addresses of its own site: otherwise any page could
+        # declare someone else's URL canonical and capture later saves of it as duplicates.
+        canonical_url = None
     if canonical_url is None:
         # A page without a canonical link that redirected elsewhere: the final URL is what a
         # later save of that address should be recognised by.

@@ -199,6 +199,15 @@ def host_of(url: str) -> str:
     return host.removeprefix("www.")
 
 
+def same_site(url: str, other: str) -> bool:
+    """Whether two URLs are on one site: the same host, ignoring scheme, port and a leading
+    `www.`. Deliberately strict (no registrable-domain matching, which needs the public
+    suffix list): `blog.example.com` and `example.com` are different sites here, so a page
+    can only vouch for addresses of its very own host."""
+    host = host_of(url)
+    return bool(host) and host == host_of(other)
+
+
 def is_short_link(url: str, extra_hosts: frozenset[str] = frozenset()) -> bool:
     """True when the URL's host is a known link shortener (or one of `extra_hosts`)."""
     parts = urlsplit(url)
