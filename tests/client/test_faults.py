@@ -292,3 +292,23 @@ async def test_json_of_the_wrong_shape_is_an_unexpected_response(
     async with mock_client(server) as client:
         with pytest.raises(UnexpectedResponseError):
             await client.list_highlights()
+
+
+async def test_a_created_answer_that_cannot_be_read_is_not_retry_advice(
+    mock_client: MockClientFactory,
+) -> None:
+    """A 201 whose body the client cannot read means the write was probably done: the agent
+    must be told to check, not to call again (a year-500 date once did this, and retries
+    made duplicates)."""
+    from screvi_mcp.server.errors import describe
+
+    server = FaultServer([json_reply(201, {"data": {**HIGHLIGHT, "date": "500-01-01T00:00Z"}})])
+    async with mock_client(server) as client:
+        with pytest.raises(UnexpectedResponseError) as caught:
+            await client.create_highlight("x")
+        with pytest.raises(UnexpectedResponseError) as read:
+            await client.get_highlight(HIGHLIGHT["id"])
+    advice = describe(caught.value)
+    assert "unknown" in advice and "list_highlights" in advice, advice
+    assert "unknown" not in describe(read.value)
+    assert len(server.sent) == 2

@@ -22,9 +22,11 @@ from screvi_mcp.client import (
     RetryPolicy,
     ScreviClient,
     ScreviConnectionError,
+    ScreviError,
     ScreviTimeoutError,
     UnexpectedResponseError,
 )
+from screvi_mcp.server.errors import describe
 
 OK_BODY = json.dumps({"data": []}).encode()
 HTML_BODY = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
@@ -169,3 +171,51 @@ async def test_refused_connection_is_retried_even_for_a_post(sleeps: Sleeps) -> 
             await client.create_highlight("x")
     assert len(sleeps.waits) == 2
     assert not isinstance(caught.value, ScreviTimeoutError)
+
+
+# What the agent is told: a write whose outcome is unknown is never "just try again" --------
+
+
+def _closed_port() -> int:
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
+@pytest.mark.parametrize("fault", ["silent", "reset", "html502"])
+async def test_a_write_with_an_unknown_outcome_says_so_and_how_to_check(
+    sleeps: Sleeps, fault: str
+) -> None:
+    async with raw_server([fault]) as (_, url), client_for(url, sleeps) as client:
+        with pytest.raises(ScreviError) as caught:
+            await client.create_highlight("did this land?")
+        with pytest.raises(ScreviError) as bulk:
+            await client.create_highlights_bulk([{"content": "a"}, {"content": "b"}])
+        with pytest.raises(ScreviError) as source:
+            await client.create_source("A Book", "book")
+    checks = ((caught, "list_highlights"), (bulk, "list_highlights"), (source, "list_sources"))
+    for error, check in checks:
+        advice = describe(error.value)
+        assert "unknown" in advice and check in advice, advice
+        assert "try the call again" not in advice and "try again shortly" not in advice, advice
+        assert "Next: " in advice
+
+
+@pytest.mark.parametrize("fault", ["silent", "reset"])
+async def test_a_failed_read_may_simply_be_tried_again(sleeps: Sleeps, fault: str) -> None:
+    async with raw_server([fault]) as (_, url), client_for(url, sleeps, retries=0) as client:
+        with pytest.raises(ScreviConnectionError) as caught:
+            await client.list_tags()
+    advice = describe(caught.value)
+    assert "again" in advice and "unknown" not in advice, advice
+
+
+async def test_a_write_that_never_left_may_simply_be_tried_again(sleeps: Sleeps) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/api/v1"
+    async with client_for(url, sleeps, retries=0) as client:
+        with pytest.raises(ScreviConnectionError) as caught:
+            await client.create_highlight("x")
+    advice = describe(caught.value)
+    assert "unknown" not in advice and "again" in advice, advice

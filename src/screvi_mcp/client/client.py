@@ -36,6 +36,7 @@ from screvi_mcp.client.params import UNSET, Unset
 from screvi_mcp.client.ratelimit import DEFAULT_RATE_PER_MINUTE, RateLimiter, shared_limiter
 from screvi_mcp.client.results import CreatedTag, SourceWithHighlightsPage
 from screvi_mcp.client.retry import (
+    NEVER_SENT,
     SAFE_METHODS,
     RetryPolicy,
     may_resend_after_error,
@@ -277,7 +278,11 @@ class ScreviClient:
                     waited += delay
                     retries += 1
                     continue
-                raise self._transport_error(method, path, exc) from exc
+                error = self._transport_error(method, path, exc)
+                error.outcome_unknown = method not in SAFE_METHODS and not isinstance(
+                    exc, NEVER_SENT
+                )
+                raise error from exc
 
             self._note_deprecation(response)
             if response.is_success:
@@ -305,7 +310,16 @@ class ScreviClient:
                     waited += delay
                     retries += 1
                     continue
-            raise error_from_response(response, retry_after=retry_after, secret=self._api_key)
+            api_error = error_from_response(
+                response, retry_after=retry_after, secret=self._api_key
+            )
+            api_error.method, api_error.path = method, path
+            # A 5xx (or an unreadable answer from a proxy) after a write reached the server:
+            # the write may have been done. 429 and the other 4xx are refusals.
+            api_error.outcome_unknown = method not in SAFE_METHODS and (
+                response.status_code >= 500 or isinstance(api_error, UnexpectedResponseError)
+            ) and response.status_code != 429
+            raise api_error
 
     def _transport_error(
         self, method: str, path: str, exc: httpx.TransportError
@@ -313,9 +327,13 @@ class ScreviClient:
         detail = str(exc) or type(exc).__name__
         if self._api_key:
             detail = detail.replace(self._api_key, "***")
-        if isinstance(exc, httpx.TimeoutException):
-            return ScreviTimeoutError(f"{method} {path} timed out: {detail}")
-        return ScreviConnectionError(f"{method} {path} failed: {detail}")
+        error = (
+            ScreviTimeoutError(f"{method} {path} timed out: {detail}")
+            if isinstance(exc, httpx.TimeoutException)
+            else ScreviConnectionError(f"{method} {path} failed: {detail}")
+        )
+        error.method, error.path = method, path
+        return error
 
     def _note_deprecation(self, response: httpx.Response) -> None:
         if self._deprecation_logged or "deprecation" not in response.headers:
@@ -334,9 +352,9 @@ class ScreviClient:
             return response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             snippet = " ".join(response.text.split())[:200]
-            raise UnexpectedResponseError(
+            raise _unreadable_answer(
+                response,
                 f"HTTP {response.status_code} with a body that is not JSON: {snippet}",
-                status=response.status_code,
             ) from None
 
     def _data(self, response: httpx.Response) -> Any:
@@ -957,12 +975,23 @@ def _validate(response: httpx.Response, build: Callable[[], T]) -> T:
     try:
         return build()
     except ValidationError as exc:
-        raise UnexpectedResponseError(
+        raise _unreadable_answer(
+            response,
             f"HTTP {response.status_code} body does not match the expected shape: "
             f"{exc.error_count()} problem(s), first: {exc.errors()[0]['msg']} at "
             f"{'.'.join(map(str, exc.errors()[0]['loc']))}",
-            status=response.status_code,
         ) from None
+
+
+def _unreadable_answer(response: httpx.Response, message: str) -> UnexpectedResponseError:
+    """A success answer the client cannot read. After a write it may well have been done, so
+    the error says the outcome is unknown (an agent must check, not repeat)."""
+    error = UnexpectedResponseError(message, status=response.status_code)
+    request = response.request
+    error.method = request.method
+    error.path = request.url.path.split("/api/v1/", 1)[-1]
+    error.outcome_unknown = request.method not in SAFE_METHODS
+    return error
 
 
 def _as_dict(data: Any) -> dict[str, Any]:

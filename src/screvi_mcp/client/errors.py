@@ -16,7 +16,17 @@ import httpx
 
 
 class ScreviError(Exception):
-    """Anything the client raises: an API error or a failure to reach the API."""
+    """Anything the client raises: an API error or a failure to reach the API.
+
+    `method` and `path` name the request that failed (set by the client when it sent one).
+    `outcome_unknown` is True when the request may or may not have taken effect: a write that
+    timed out, was cut off or got a 5xx after reaching the server. Repeating such a write may
+    duplicate it, so callers must check what it would have changed before trying again.
+    """
+
+    method: str | None = None
+    path: str | None = None
+    outcome_unknown: bool = False
 
 
 class ScreviAPIError(ScreviError):

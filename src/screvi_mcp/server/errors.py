@@ -35,8 +35,49 @@ def _fields(error: ScreviAPIError) -> str:
     return "; ".join(f"{name}: {reason}" for name, reason in error.fields.items())
 
 
+# How an agent finds out whether a write it is unsure about was done, by what it wrote to.
+_WRITE_CHECKS: tuple[tuple[str, str], ...] = (
+    ("highlights/bulk", "list_highlights (newest first) for the highlights it would have created"),
+    ("highlights/", "get_highlight with that id"),
+    ("highlights", "list_highlights (newest first) for the highlight it would have created"),
+    ("sources/", "get_source with that id"),
+    ("sources", "list_sources with search= the source's name"),
+    ("articles/", "list_articles or read_article for that article"),
+    ("articles", "list_articles (newest first) for the article it would have saved"),
+    ("tags", "list_tags"),
+)
+
+
+def _unknown_outcome(error: ScreviError, what_happened: str) -> str:
+    path = (error.path or "").lstrip("/")
+    check = next(
+        (advice for prefix, advice in _WRITE_CHECKS if path.startswith(prefix)),
+        "the matching list_* or get_* tool",
+    )
+    return (
+        f"{what_happened}, so it is unknown whether this change was made. Next: do not "
+        f"simply repeat it (that may duplicate it); first check with {check}, and call "
+        "again only if the change is not there."
+    )
+
+
 def describe(error: ScreviError, target: str | None = None) -> str:
-    """One message: `[code] what happened. Next: what to do.`"""
+    """One message: `[code] what happened. Next: what to do.`
+
+    A write whose outcome is unknown (it timed out, was cut off or got a server error after
+    reaching Screvi) is never answered with "try again": the agent is told how to check first.
+    """
+    if error.outcome_unknown:
+        if isinstance(error, ScreviTimeoutError):
+            return "[timeout] " + _unknown_outcome(error, "Screvi did not answer in time")
+        if isinstance(error, ScreviConnectionError):
+            return "[connection_failed] " + _unknown_outcome(
+                error, "The connection to Screvi broke off before the answer"
+            )
+        if isinstance(error, ScreviAPIError):
+            return f"[{error.code}] " + _unknown_outcome(
+                error, f"Screvi answered with a server error (HTTP {error.status})"
+            )
     if isinstance(error, ScreviTimeoutError):
         return "[timeout] Screvi did not answer in time. Next: try the call again shortly."
     if isinstance(error, ScreviConnectionError):
