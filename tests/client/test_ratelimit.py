@@ -10,8 +10,9 @@ import httpx
 import pytest
 from client_testkit import BASE_URL, HIGHLIGHT, SCOPED_KEY
 
-from screvi_mcp.client import RateLimiter, RetryPolicy, ScreviClient
-from screvi_mcp.client.ratelimit import shared_limiter
+from screvi_mcp.client import RateLimitedError, RateLimiter, RetryPolicy, ScreviClient
+from screvi_mcp.client.ratelimit import RateLimitWaitTooLong, share_key, shared_limiter
+from screvi_mcp.server.errors import describe
 
 
 class FakeClock:
@@ -134,3 +135,69 @@ async def test_300_concurrent_calls_stay_under_the_rate_and_all_complete() -> No
     # Any `rate + 1` consecutive arrivals span at least (almost) one window.
     spans = [arrivals[i + rate] - arrivals[i] for i in range(len(arrivals) - rate)]
     assert min(spans) >= window * WindowedServer.SLACK
+
+
+# A wait cap and a fair share: no caller queues for minutes or starves the others ------------
+
+
+def test_a_slot_beyond_the_wait_cap_is_refused_and_not_taken() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(3, 60.0, clock=clock)
+    for _ in range(3):
+        assert limiter.reserve(max_wait=5.0) == 0.0
+    with pytest.raises(RateLimitWaitTooLong) as refused:
+        limiter.reserve(max_wait=5.0)
+    assert refused.value.retry_after == pytest.approx(60.0)
+    clock.now += 57.0  # the refusal took no slot: three seconds before a slot, it waits them
+    assert limiter.reserve(max_wait=5.0) == pytest.approx(3.0)
+
+
+def test_a_busy_session_cannot_starve_another() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(4, 10.0, clock=clock)
+    with share_key("greedy"):
+        assert [limiter.reserve(max_wait=30.0) for _ in range(4)] == [0.0] * 4
+        assert limiter.reserve(max_wait=30.0) == pytest.approx(10.0)  # alone: it may queue
+    clock.now += 1.0
+    with share_key("polite"):
+        polite = limiter.reserve(max_wait=30.0)  # gets the next slot after the greedy's queue
+    with share_key("greedy"):  # over its half of the window: refused at once, no slot taken
+        for _ in range(5):
+            with pytest.raises(RateLimitWaitTooLong) as refused:
+                limiter.reserve(max_wait=30.0)
+            assert refused.value.over_share
+    with share_key("polite"):
+        second = limiter.reserve(max_wait=30.0)
+    assert polite == pytest.approx(9.0) and second == pytest.approx(9.0)
+
+
+async def test_a_call_over_the_wait_cap_is_rate_limited_at_once() -> None:
+    requests: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        requests.append(request.url.path)
+        return httpx.Response(200, json={"data": []})
+
+    slept: list[float] = []
+
+    async def record(seconds: float) -> None:
+        slept.append(seconds)
+
+    limiter = RateLimiter(2, 60.0, sleep=record)
+    async with ScreviClient(
+        SCOPED_KEY,
+        base_url=BASE_URL,
+        transport=httpx.MockTransport(answer),
+        rate_limiter=limiter,
+        max_rate_wait=3.0,
+        retry=RetryPolicy(max_retries=0),
+    ) as client:
+        await client.list_tags()
+        await client.list_tags()
+        with pytest.raises(RateLimitedError) as caught:
+            await client.list_tags()
+    assert len(requests) == 2 and slept == []
+    assert caught.value.retry_after is not None and 55 <= caught.value.retry_after <= 60
+    assert not caught.value.from_server
+    advice = describe(caught.value)
+    assert advice.startswith("[rate_limited]") and "Next: wait" in advice

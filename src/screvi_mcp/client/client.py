@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import date, datetime
@@ -26,6 +27,7 @@ from screvi_mcp.client.errors import (
     InvalidParameterError,
     LegacyKeyReadOnlyError,
     PayloadTooLargeError,
+    RateLimitedError,
     ScreviConnectionError,
     ScreviTimeoutError,
     UnexpectedResponseError,
@@ -33,7 +35,13 @@ from screvi_mcp.client.errors import (
 )
 from screvi_mcp.client.inputs import NewHighlight, new_highlight
 from screvi_mcp.client.params import UNSET, Unset
-from screvi_mcp.client.ratelimit import DEFAULT_RATE_PER_MINUTE, RateLimiter, shared_limiter
+from screvi_mcp.client.ratelimit import (
+    DEFAULT_MAX_RATE_WAIT,
+    DEFAULT_RATE_PER_MINUTE,
+    RateLimiter,
+    RateLimitWaitTooLong,
+    shared_limiter,
+)
 from screvi_mcp.client.results import CreatedTag, SourceWithHighlightsPage
 from screvi_mcp.client.retry import (
     NEVER_SENT,
@@ -138,6 +146,7 @@ class ScreviClient:
         rate_limit: int | None = DEFAULT_RATE_PER_MINUTE,
         rate_window: float = 60.0,
         rate_limiter: RateLimiter | None = None,
+        max_rate_wait: float | None = DEFAULT_MAX_RATE_WAIT,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         bundled_skill_path: Path | None = None,
@@ -153,6 +162,8 @@ class ScreviClient:
         self._bundled_skill_path = bundled_skill_path
         self._timeout = timeout
         self._rate = (rate_limit, rate_window)
+        # The longest one request waits at the limiter before `rate_limited` (None: no cap).
+        self._max_rate_wait = max_rate_wait
         # Kept so `with_api_key` can reach the same API (for the embedded library: the same
         # running app) without starting another.
         self._transport = transport
@@ -200,6 +211,7 @@ class ScreviClient:
             timeout=self._timeout,
             rate_limit=rate_limit,
             rate_window=rate_window,
+            max_rate_wait=self._max_rate_wait,
             retry=self._retry,
             transport=None if self._transport is None else _Borrowed(self._transport),
             bundled_skill_path=self._bundled_skill_path,
@@ -254,7 +266,20 @@ class ScreviClient:
         retries = 0
         while True:
             if self._limiter is not None:
-                await self._limiter.acquire()
+                try:
+                    await self._limiter.acquire(self._max_rate_wait)
+                except RateLimitWaitTooLong as busy:
+                    whose = (
+                        "this caller's fair share of the rate limit is used up"
+                        if busy.over_share
+                        else "the rate limit is used up"
+                    )
+                    raise RateLimitedError(
+                        f"{whose}; the next request can go in {busy.retry_after:.0f} s",
+                        status=429,
+                        retry_after=float(math.ceil(busy.retry_after)),
+                        from_server=False,
+                    ) from None
             try:
                 response = await self._http.request(
                     method,

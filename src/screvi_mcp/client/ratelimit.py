@@ -9,20 +9,56 @@ The limiter is a sliding window over grant times: the n-th grant happens no earl
 requests, whichever way the server aligns its own windows. A slot is reserved synchronously
 (under a thread lock, never across an await) and then slept towards, so the limiter works for
 any number of tasks, event loops or threads, and a cancelled waiter cannot deadlock others.
+
+Two bounds keep one caller from holding up the rest:
+- a wait cap: a caller whose slot is more than `max_wait` seconds away takes no slot and gets
+  `RateLimitWaitTooLong` (the client's `[rate_limited]` with when to retry) instead of queueing
+  for minutes;
+- a fair share: grants are tagged with the caller's share key (the MCP server sets one per
+  session, see `share_key`). While the window is full and several keys are active, a key that
+  already holds `rate / active keys` grants of the current window is refused at once, so the
+  next free slots go to the keys below their share and no session can starve the others.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import anyio
 
 DEFAULT_RATE_PER_MINUTE = 100
+# The longest a call waits at the client's limiter before it is answered `rate_limited`.
+DEFAULT_MAX_RATE_WAIT = 5.0
+
+# Who a request is made for (an MCP session, a remote client); None: one anonymous caller.
+_share_key: ContextVar[str | None] = ContextVar("screvi_rate_share_key", default=None)
+
+
+@contextmanager
+def share_key(key: str | None) -> Iterator[None]:
+    """Count the requests made inside against `key`'s fair share of every limiter."""
+    token = _share_key.set(key)
+    try:
+        yield
+    finally:
+        _share_key.reset(token)
+
+
+class RateLimitWaitTooLong(Exception):
+    """No slot within the wait cap (or over the caller's fair share); `retry_after` seconds."""
+
+    def __init__(self, retry_after: float, *, over_share: bool = False) -> None:
+        super().__init__(f"next slot in {retry_after:.1f} s")
+        self.retry_after = retry_after
+        self.over_share = over_share
 
 
 class RateLimiter:
@@ -44,24 +80,47 @@ class RateLimiter:
         self.window = window
         self._clock = clock
         self._sleep = sleep
-        self._grants: deque[float] = deque(maxlen=rate)
+        self._grants: deque[tuple[float, str | None]] = deque(maxlen=rate)
         self._lock = threading.Lock()
 
-    def reserve(self) -> float:
-        """Reserve the next free slot; returns how many seconds from now it starts."""
+    def reserve(self, max_wait: float | None = None) -> float:
+        """Reserve the next free slot; returns how many seconds from now it starts.
+
+        With `max_wait`, a slot further away than that is not taken: RateLimitWaitTooLong.
+        """
+        key = _share_key.get()
         with self._lock:
             now = self._clock()
             slot = now
             if self._grants:
-                slot = max(slot, self._grants[-1])
+                slot = max(slot, self._grants[-1][0])
             if len(self._grants) == self.rate:
-                slot = max(slot, self._grants[0] + self.window)
-            self._grants.append(slot)
-            return slot - now
+                slot = max(slot, self._grants[0][0] + self.window)
+            delay = slot - now
+            if delay > 0:
+                self._check_share(key, now, delay)
+                if max_wait is not None and delay > max_wait:
+                    raise RateLimitWaitTooLong(delay)
+            self._grants.append((slot, key))
+            return delay
 
-    async def acquire(self) -> None:
+    def _check_share(self, key: str | None, now: float, delay: float) -> None:
+        """Refuse a key that already holds its fair share of a full window (lock held)."""
+        recent = [holder for at, holder in self._grants if at > now - self.window]
+        active = set(recent) | {key}
+        if len(active) < 2:
+            return
+        share = max(1, math.floor(self.rate / len(active)))
+        if sum(1 for holder in recent if holder == key) >= share:
+            # Its own oldest grant in the window is the earliest it can count on a slot.
+            mine = [at for at, holder in self._grants if holder == key and at > now - self.window]
+            raise RateLimitWaitTooLong(
+                max(delay, min(mine) + self.window - now), over_share=True
+            )
+
+    async def acquire(self, max_wait: float | None = None) -> None:
         """Wait for a slot. A caller cancelled while waiting leaves its slot unused."""
-        delay = self.reserve()
+        delay = self.reserve(max_wait)
         if delay > 0:
             await self._sleep(delay)
 

@@ -22,6 +22,7 @@ import anyio
 from mcp.server.mcpserver import Context
 
 from screvi_mcp.client import ScreviClient
+from screvi_mcp.client.ratelimit import share_key
 from screvi_mcp.contract import HOSTED_BASE_URL, SCOPED_KEY_PREFIX
 from screvi_mcp.server.errors import tool_errors
 
@@ -78,6 +79,14 @@ async def embedded_client(
         raise
 
 
+def _session_key(ctx: Context) -> str:
+    """Which MCP session a call belongs to: the unit of the rate limit's fair share."""
+    try:
+        return f"session-{id(ctx.session)}"
+    except Exception:  # no request context (a call made outside a session)
+        return "session-none"
+
+
 class Backend:
     def __init__(self, config: BackendConfig) -> None:
         self.config = config
@@ -120,7 +129,9 @@ class Backend:
         `target` names what the call's id refers to, for not-found messages.
         """
         async with tool_errors(target), self.client(ctx.headers) as client:
-            yield client
+            # Each MCP session (stdio: the one session) gets a fair share of the rate limit.
+            with share_key(_session_key(ctx)):
+                yield client
 
     async def aclose(self) -> None:
         async with self._lock:

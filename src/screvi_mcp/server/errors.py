@@ -136,7 +136,8 @@ def describe(error: ScreviError, target: str | None = None) -> str:
     elif isinstance(error, RateLimitedError):
         wait = f"{error.retry_after:g} seconds" if error.retry_after else "a minute"
         advice = (
-            f"Screvi's rate limit (100 requests per minute per key) is exhausted. Next: wait "
+            f"Screvi's rate limit (100 requests per minute per key) is exhausted"
+            f"{'' if error.from_server else ' (' + error.message + ')'}. Next: wait "
             f"{wait}, then retry; prefer bulk and paged calls."
         )
     elif error.status >= 500:
