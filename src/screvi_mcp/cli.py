@@ -36,6 +36,8 @@ def _open_library(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """The MCP server (the default command)."""
+    from screvi_mcp.client.deadline import DEFAULT_CALL_DEADLINE
+    from screvi_mcp.client.ratelimit import DEFAULT_MAX_RATE_WAIT
     from screvi_mcp.server.app import build_server
     from screvi_mcp.server.backend import Backend, BackendConfig
     from screvi_mcp.server.transport import (
@@ -48,10 +50,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     api_key = os.environ.get(config.API_KEY_ENV, "").strip() or None
     base_url = os.environ.get(config.BASE_URL_ENV, "").strip() or None
+    try:
+        call_deadline = config.seconds_from_env(config.CALL_DEADLINE_ENV, DEFAULT_CALL_DEADLINE)
+        max_rate_wait = config.seconds_from_env(config.MAX_RATE_WAIT_ENV, DEFAULT_MAX_RATE_WAIT)
+    except ValueError as bad:
+        print(f"screvi-mcp: {bad}", file=sys.stderr)
+        return 2
     backend_config = BackendConfig(
         api_key=api_key,
         base_url=base_url,
         library_path=None if api_key else config.library_path(args.library),
+        call_deadline=call_deadline,
+        max_rate_wait=max_rate_wait,
     )
     options = HttpOptions(
         host=args.host,

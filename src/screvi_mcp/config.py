@@ -10,6 +10,9 @@ import platformdirs
 LIBRARY_ENV = "SCREVI_LIBRARY"
 API_KEY_ENV = "SCREVI_API_KEY"
 BASE_URL_ENV = "SCREVI_BASE_URL"
+# Bounds of one tool call, in seconds (defaults in client/deadline.py and client/ratelimit.py).
+CALL_DEADLINE_ENV = "SCREVI_CALL_DEADLINE"
+MAX_RATE_WAIT_ENV = "SCREVI_MAX_RATE_WAIT"
 
 
 def default_library_path() -> Path:
@@ -24,3 +27,20 @@ def library_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     if from_env:
         return Path(from_env).expanduser()
     return default_library_path()
+
+
+def seconds_from_env(name: str, default: float) -> float:
+    """A positive number of seconds from the environment, else `default`.
+
+    Raises ValueError naming the variable when it is set to anything else.
+    """
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 86400:
+        raise ValueError(f"{name} must be a number of seconds above 0, got {raw!r}")
+    return value

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 from client_testkit import SCOPED_KEY, Sleeps
+from mcp import Client
 
 from screvi_mcp.client import (
     RetryPolicy,
@@ -26,6 +27,8 @@ from screvi_mcp.client import (
     ScreviTimeoutError,
     UnexpectedResponseError,
 )
+from screvi_mcp.server.app import build_server
+from screvi_mcp.server.backend import Backend, BackendConfig
 from screvi_mcp.server.errors import describe
 
 OK_BODY = json.dumps({"data": []}).encode()
@@ -219,3 +222,35 @@ async def test_a_write_that_never_left_may_simply_be_tried_again(sleeps: Sleeps)
             await client.create_highlight("x")
     advice = describe(caught.value)
     assert "unknown" not in advice and "again" in advice, advice
+
+
+# One overall deadline per tool call ---------------------------------------------------------
+
+
+@asynccontextmanager
+async def mcp_over(base_url: str, call_deadline: float) -> AsyncIterator[Client]:
+    backend = Backend(
+        BackendConfig(api_key=SCOPED_KEY, base_url=base_url, call_deadline=call_deadline)
+    )
+    server = build_server(backend)
+    try:
+        async with Client(server, cache=None) as client:  # type: ignore[arg-type]
+            yield client
+    finally:
+        await backend.aclose()
+
+
+async def test_a_stalled_api_holds_a_tool_call_no_longer_than_its_deadline() -> None:
+    """Each attempt's own timeout is 30 s and reads are resent 3 times; the call's deadline
+    (1.5 s here) still ends the whole call, with a timeout the agent can act on."""
+    async with raw_server(["silent"]) as (fault, url), mcp_over(url, 1.5) as client:
+        read = await client.call_tool("list_tags", {})
+        write = await client.call_tool("create_tag", {"name": "ideas"})
+    assert read.is_error and write.is_error
+    read_text = read.content[0].text  # type: ignore[union-attr]
+    write_text = write.content[0].text  # type: ignore[union-attr]
+    assert read_text.startswith("[timeout]") and "unknown" not in read_text, read_text
+    assert write_text.startswith("[timeout]") and "list_tags" in write_text, write_text
+    assert "unknown" in write_text
+    # One GET: its 30 s timeout never came, so neither did a resend; the deadline ended it.
+    assert fault.requests == ["GET", "POST"]

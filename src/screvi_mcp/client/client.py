@@ -22,6 +22,7 @@ import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from screvi_mcp import __version__, contract
+from screvi_mcp.client import deadline
 from screvi_mcp.client import params as p
 from screvi_mcp.client.errors import (
     InvalidParameterError,
@@ -262,12 +263,40 @@ class ScreviClient:
                 status=403,
                 from_server=False,
             )
+        left = deadline.remaining()
+        if left is None:
+            return await self._send(method, path, params, json_body, None, [])
+        sent: list[bool] = []  # whether a request left, for what the agent is told on timeout
+        try:
+            with anyio.fail_after(left):
+                return await self._send(method, path, params, json_body, left, sent)
+        except TimeoutError:
+            error = ScreviTimeoutError(
+                f"{method} {path} did not finish within the call's {left:.0f} s deadline"
+            )
+            error.method, error.path = method, path
+            error.outcome_unknown = method not in SAFE_METHODS and bool(sent)
+            raise error from None
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        json_body: Any,
+        left: float | None,
+        sent: list[bool],
+    ) -> httpx.Response:
+        """The attempts of one call: limiter, request, and the resends `retry.py` allows."""
+        max_rate_wait = self._max_rate_wait
+        if left is not None:
+            max_rate_wait = left if max_rate_wait is None else min(max_rate_wait, left)
         waited = 0.0
         retries = 0
         while True:
             if self._limiter is not None:
                 try:
-                    await self._limiter.acquire(self._max_rate_wait)
+                    await self._limiter.acquire(max_rate_wait)
                 except RateLimitWaitTooLong as busy:
                     whose = (
                         "this caller's fair share of the rate limit is used up"
@@ -280,6 +309,7 @@ class ScreviClient:
                         retry_after=float(math.ceil(busy.retry_after)),
                         from_server=False,
                     ) from None
+            sent.append(True)
             try:
                 response = await self._http.request(
                     method,

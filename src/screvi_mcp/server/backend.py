@@ -22,7 +22,8 @@ import anyio
 from mcp.server.mcpserver import Context
 
 from screvi_mcp.client import ScreviClient
-from screvi_mcp.client.ratelimit import share_key
+from screvi_mcp.client.deadline import DEFAULT_CALL_DEADLINE, call_deadline
+from screvi_mcp.client.ratelimit import DEFAULT_MAX_RATE_WAIT, share_key
 from screvi_mcp.contract import HOSTED_BASE_URL, SCOPED_KEY_PREFIX
 from screvi_mcp.server.errors import tool_errors
 
@@ -38,6 +39,10 @@ class BackendConfig:
     api_key: str | None = None
     base_url: str | None = None
     library_path: Path | None = None
+    # Everything one tool call does with Screvi ends within this many seconds.
+    call_deadline: float | None = DEFAULT_CALL_DEADLINE
+    # The longest one request waits at the client's rate limiter before `rate_limited`.
+    max_rate_wait: float | None = DEFAULT_MAX_RATE_WAIT
 
     @property
     def hosted(self) -> bool:
@@ -95,11 +100,13 @@ class Backend:
 
     async def _build(self) -> ScreviClient:
         config = self.config
+        options: dict[str, Any] = {"max_rate_wait": config.max_rate_wait}
         if config.hosted:
-            options = {"base_url": config.base_url} if config.base_url else {}
+            if config.base_url:
+                options["base_url"] = config.base_url
             return ScreviClient.hosted(config.api_key or "", **options)
         assert config.library_path is not None
-        return await embedded_client(config.library_path)
+        return await embedded_client(config.library_path, **options)
 
     async def shared_client(self) -> ScreviClient:
         # Built on first use, never at start-up: `initialize` must not wait for the library.
@@ -130,7 +137,7 @@ class Backend:
         """
         async with tool_errors(target), self.client(ctx.headers) as client:
             # Each MCP session (stdio: the one session) gets a fair share of the rate limit.
-            with share_key(_session_key(ctx)):
+            with share_key(_session_key(ctx)), call_deadline(self.config.call_deadline):
                 yield client
 
     async def aclose(self) -> None:
