@@ -22,6 +22,7 @@ from screvi_mcp.local import auth, keys
 from screvi_mcp.local.fetching.fetcher import Fetcher
 from screvi_mcp.local.fetching.netguard import AddressPolicy
 from screvi_mcp.local.fetching.pipeline import ArticleWorker
+from screvi_mcp.local.http import MAX_BODY_BYTES
 from screvi_mcp.local.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.routes import articles, highlights, search, skill, sources, tags
@@ -72,6 +73,7 @@ def create_app(
     rate_limit_per_minute: int | None = None,
     skill_path: Path | None = None,
     allow_private_networks: bool | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> Starlette:
     """The API app over the library file at `library_path` (created if missing).
 
@@ -88,6 +90,7 @@ def create_app(
         app.state.library = library
         app.state.rate_limiter = KeyRateLimiter(limit)
         app.state.skill_path = skill_path or bundled_skill_path()
+        app.state.max_body_bytes = max_body_bytes
         # Loads stored vectors (never re-embeds); None, keyword-only, without the extra.
         attach_semantic_index(library)
         fetcher = Fetcher(AddressPolicy.from_env(allow_private_networks))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
-from api_testkit import Api
+from api_testkit import Api, OpenApi
 
 
 async def test_out_of_range_values_are_422_not_500(asgi_api: Api) -> None:
@@ -123,3 +124,52 @@ async def test_legacy_key_gets_deprecation_on_a_wrong_path_or_method(asgi_api: A
         scoped = await asgi_api.request(method, path)
         assert scoped.status_code == legacy.status_code
         assert "Deprecation" not in scoped.headers
+
+
+# Bodies over the stated size are refused before they are read -------------------------------
+
+
+async def test_a_body_declared_too_large_is_413_before_it_is_read(open_api: OpenApi) -> None:
+    """Content-Length above the limit: 413 at once, though not one byte of the body is sent
+    (a server that read it first would wait here forever)."""
+    async with open_api("socket", max_body_bytes=4096) as api:
+        host, port = api.client.base_url.host, api.client.base_url.port
+        reader, writer = await asyncio.open_connection(host, port)
+        try:
+            writer.write(
+                b"POST /api/v1/highlights/bulk HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"X-API-Key: " + api.keys.rw.encode() + b"\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 200000000\r\n\r\n"
+            )
+            await writer.drain()
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+        finally:
+            writer.close()
+        assert head.startswith(b"HTTP/1.1 413"), head
+        assert api.scalar("SELECT count(*) FROM highlights") == 0
+
+
+async def test_a_chunked_body_is_counted_as_it_arrives(open_api: OpenApi) -> None:
+    async def chunks() -> Any:
+        for _ in range(64):
+            yield b'{"pad": "' + b"x" * 1000 + b'"}'
+
+    async with open_api("socket", max_body_bytes=4096) as api:
+        response = await api.request(
+            "POST",
+            "/highlights",
+            content=chunks(),
+            headers={"Content-Type": "application/json"},
+        )
+        assert response.status_code == 413, response.text
+        body = response.json()
+        assert body["code"] == "payload_too_large" and "4096" in body["error"]
+        # Within the limit, the same endpoint works.
+        assert (await api.post("/highlights", {"content": "fits"})).status_code == 201
+
+
+async def test_the_default_body_limit_admits_the_largest_valid_bulk(asgi_api: Api) -> None:
+    """100 highlights with content and note at their 20,000-character maximum each."""
+    item = {"content": "é" * 20000, "note": "ü" * 20000}
+    response = await asgi_api.post("/highlights/bulk", {"highlights": [item] * 100})
+    assert response.status_code == 201, response.text[:200]
