@@ -6,6 +6,9 @@ real client.
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
+
 import httpx
 import pytest
 from client_testkit import (
@@ -21,6 +24,7 @@ from screvi_mcp.client import (
     InternalServerError,
     RateLimitedError,
     RetryPolicy,
+    ScreviAPIError,
     ScreviConnectionError,
     ScreviTimeoutError,
     UnexpectedResponseError,
@@ -312,3 +316,43 @@ async def test_a_created_answer_that_cannot_be_read_is_not_retry_advice(
     assert "unknown" in advice and "list_highlights" in advice, advice
     assert "unknown" not in describe(read.value)
     assert len(server.sent) == 2
+
+
+OK_PAGINATION = {"page": 1, "per_page": 20, "total": 1, "total_pages": 1, "has_more": False}
+JSON = {"content-type": "application/json"}
+
+
+async def chunked(data: bytes) -> AsyncIterator[bytes]:
+    for start in range(0, len(data), 4096):
+        yield data[start : start + 4096]
+
+
+async def test_an_oversized_answer_is_not_read_whole(mock_client: MockClientFactory) -> None:
+    big = {"data": [{**HIGHLIGHT, "content": "x" * 50_000}], "pagination": OK_PAGINATION}
+    for reply in (
+        json_reply(200, big),  # with a Content-Length
+        httpx.Response(200, content=chunked(json.dumps(big).encode()), headers=JSON),  # chunked
+    ):
+        server = FaultServer([reply])
+        async with mock_client(server, max_response_bytes=10_000) as client:
+            with pytest.raises(UnexpectedResponseError) as caught:
+                await client.list_highlights()
+        assert "10000 bytes" in caught.value.message
+        assert len(str(caught.value)) < 500
+
+
+async def test_upstream_error_text_reaches_the_agent_capped(
+    mock_client: MockClientFactory,
+) -> None:
+    from screvi_mcp.server.errors import describe
+
+    flood = "the server says " + "blah " * 20_000
+    server = FaultServer(
+        [error_reply(422, "validation_failed", flood, fields={f"f{n}": flood for n in range(50)})]
+    )
+    async with mock_client(server) as client:
+        with pytest.raises(ScreviAPIError) as caught:
+            await client.create_highlight("x")
+    advice = describe(caught.value)
+    assert len(advice) < 5000, len(advice)  # 500 chars of message, 20 fields of 200
+    assert advice.startswith("[validation_failed]") and "Next:" in advice

@@ -76,6 +76,10 @@ logger = logging.getLogger("screvi_mcp.client")
 
 DEFAULT_BASE_URL: Final = HOSTED_BASE_URL
 DEFAULT_TIMEOUT: Final = httpx.Timeout(30.0, connect=10.0)
+# The largest answer read, in bytes (decoded). The largest valid one, a source page of 100
+# highlights at their 40,000-character maximum, is under 24 MB; past this cap the answer is
+# dropped unread rather than held in memory (a broken or hostile upstream sent 64 MB).
+MAX_RESPONSE_BYTES: Final = 32 * 1024 * 1024
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -148,6 +152,7 @@ class ScreviClient:
         rate_window: float = 60.0,
         rate_limiter: RateLimiter | None = None,
         max_rate_wait: float | None = DEFAULT_MAX_RATE_WAIT,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         bundled_skill_path: Path | None = None,
@@ -165,6 +170,7 @@ class ScreviClient:
         self._rate = (rate_limit, rate_window)
         # The longest one request waits at the limiter before `rate_limited` (None: no cap).
         self._max_rate_wait = max_rate_wait
+        self._max_response_bytes = max_response_bytes
         # Kept so `with_api_key` can reach the same API (for the embedded library: the same
         # running app) without starting another.
         self._transport = transport
@@ -213,6 +219,7 @@ class ScreviClient:
             rate_limit=rate_limit,
             rate_window=rate_window,
             max_rate_wait=self._max_rate_wait,
+            max_response_bytes=self._max_response_bytes,
             retry=self._retry,
             transport=None if self._transport is None else _Borrowed(self._transport),
             bundled_skill_path=self._bundled_skill_path,
@@ -311,13 +318,17 @@ class ScreviClient:
                     ) from None
             sent.append(True)
             try:
-                response = await self._http.request(
+                request = self._http.build_request(
                     method,
                     path,
                     params=params,
                     json=None if json_body is _NO_BODY else json_body,
-                    auth=self._auth,
                 )
+                response = await self._http.send(request, auth=self._auth, stream=True)
+                try:
+                    await self._read_bounded(response)
+                finally:
+                    await response.aclose()
             except httpx.TransportError as exc:
                 resend = retries < self._retry.max_retries and may_resend_after_error(method, exc)
                 delay = self._retry.backoff(retries + 1, self._rng)
@@ -375,6 +386,29 @@ class ScreviClient:
                 response.status_code >= 500 or isinstance(api_error, UnexpectedResponseError)
             ) and response.status_code != 429
             raise api_error
+
+    async def _read_bounded(self, response: httpx.Response) -> None:
+        """Read the body of a streamed response, refusing one past `max_response_bytes`."""
+        limit = self._max_response_bytes
+        declared = response.headers.get("content-length", "").strip()
+        too_large = UnexpectedResponseError(
+            f"HTTP {response.status_code} answer larger than the client's limit of {limit} "
+            "bytes; it was not read",
+            status=response.status_code,
+        )
+        too_large.method, too_large.path = response.request.method, response.request.url.path
+        too_large.outcome_unknown = response.request.method not in SAFE_METHODS
+        if declared.isdigit() and int(declared) > limit:
+            raise too_large
+        parts: list[bytes] = []
+        size = 0
+        async for part in response.aiter_bytes():  # decoded: a compressed bomb counts in full
+            size += len(part)
+            if size > limit:
+                raise too_large
+            parts.append(part)
+        # What `Response.aread()` does once the stream is consumed; done here to bound it.
+        response._content = b"".join(parts)
 
     def _transport_error(
         self, method: str, path: str, exc: httpx.TransportError

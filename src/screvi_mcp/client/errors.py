@@ -173,6 +173,15 @@ _CLASS_BY_STATUS: dict[int, type[ScreviAPIError]] = {
 }
 
 _SNIPPET_CHARS = 200
+# Bounds on what of an error body is kept (and so shown to an agent).
+_MESSAGE_CHARS = 500
+_FIELD_CHARS = 200
+_CODE_CHARS = 100
+_MAX_FIELDS = 20
+
+
+def _capped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _snippet(text: str) -> str:
@@ -207,12 +216,20 @@ def error_from_response(
         code = cls.default_code if cls is not UnexpectedResponseError else None
         return _build(cls, message, status=status, code=code, retry_after=retry_after)
 
-    code = body["code"]
+    code = _capped(body["code"], _CODE_CHARS)
     raw_message = body.get("error")
-    message = scrub(raw_message) if isinstance(raw_message, str) else f"HTTP {status}"
+    message = (
+        _capped(scrub(raw_message), _MESSAGE_CHARS)
+        if isinstance(raw_message, str)
+        else f"HTTP {status}"
+    )
     raw_fields = body.get("fields")
+    # The server's words reach an agent: a bounded amount of them, however much it sent.
     fields = (
-        {str(k): scrub(str(v)) for k, v in raw_fields.items()}
+        {
+            _capped(str(k), _CODE_CHARS): _capped(scrub(str(v)), _FIELD_CHARS)
+            for k, v in list(raw_fields.items())[:_MAX_FIELDS]
+        }
         if isinstance(raw_fields, dict)
         else None
     )

@@ -259,6 +259,20 @@ class _Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             self.close_connection = True
+        elif path == "/trickle":
+            # Headers at once, then a byte every 0.2 s: alive, but far too slow to finish.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            try:
+                for _ in range(300):
+                    if site.release.wait(0.2):
+                        break
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
         elif path == "/slow":
             site.release.wait(10)  # released at teardown; the client gives up long before
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):

@@ -352,6 +352,20 @@ async def test_a_missing_page_fails_with_its_status(library: Library, site: Loca
     assert row["content_text"] is None
 
 
+async def test_a_trickling_page_is_dropped_at_the_minimum_rate(
+    library: Library, site: LocalSite
+) -> None:
+    """A page sending a byte now and then is given up at once (not retried): it would hold a
+    fetch worker until the total timeout on every attempt."""
+    settings = FetchSettings(total_timeout=6.0, min_rate_grace=1.0, min_bytes_per_second=1000)
+    async with Fetcher(ALLOW, settings) as fetcher:
+        row = await save_and_process(library, fetcher, site.url("/trickle"))
+    assert row["parse_state"] == "failed"
+    assert row["parse_failure"]["reason"] == "too_slow", row["parse_failure"]
+    assert "1000 bytes/s" in row["parse_error"]
+    assert row["fetch_attempts"] == 1
+
+
 async def test_a_binary_fails_as_unsupported(library: Library, site: LocalSite) -> None:
     async with Fetcher(ALLOW) as fetcher:
         row = await save_and_process(library, fetcher, site.url("/image.png"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,11 @@ class FetchSettings:
     total_timeout: float = 60.0
     max_bytes: int = 20 * 1024 * 1024
     max_redirects: int = 10
+    # A body arriving slower than this on average, once `min_rate_grace` seconds have passed,
+    # is dropped (not retried): a page that trickles bytes would otherwise hold a fetch
+    # worker until `total_timeout` on every attempt.
+    min_bytes_per_second: int = 2048
+    min_rate_grace: float = 10.0
     # Bound of each network step POST /articles waits for (short link, social post).
     save_timeout: float = 10.0
     user_agent: str = DEFAULT_USER_AGENT
@@ -83,6 +89,10 @@ class ConnectionFailedError(FetchError):
 
 class BodyTooLargeError(FetchError):
     reason = "too_large"
+
+
+class TooSlowError(FetchError):
+    reason = "too_slow"
 
 
 class HTTPStatusError(FetchError):
@@ -271,6 +281,8 @@ class Fetcher:
             )
         chunks: list[bytes] = []
         size = 0
+        started = time.monotonic()
+        min_rate = self.settings.min_bytes_per_second
         try:
             # Decoded bytes are counted, so a compressed bomb is stopped at the limit too.
             async for chunk in response.aiter_bytes():
@@ -283,6 +295,15 @@ class Fetcher:
                         content_type=content_type or None,
                     )
                 chunks.append(chunk)
+                elapsed = time.monotonic() - started
+                if elapsed > self.settings.min_rate_grace and size < min_rate * elapsed:
+                    raise TooSlowError(
+                        f"the page arrived at {size / elapsed:.0f} bytes/s, below the minimum "
+                        f"of {min_rate} bytes/s",
+                        url=url,
+                        http_status=status,
+                        content_type=content_type or None,
+                    )
         except httpx.TimeoutException:
             raise FetchTimeoutError(
                 "the server stopped sending the page (read timed out)",
