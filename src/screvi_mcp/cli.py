@@ -232,8 +232,8 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--auth-token",
         metavar="TOKEN",
-        help=f"bearer token HTTP clients must send (or ${AUTH_TOKEN_ENV}); required when "
-        "binding to a non-loopback address",
+        help=f"bearer token HTTP clients must send (or ${AUTH_TOKEN_ENV}), at least 32 "
+        "characters; required when binding to a non-loopback address",
     )
     group.add_argument(
         "--allowed-host",

@@ -39,7 +39,7 @@ from screvi_mcp.server.toolkit import TOOLSETS
 from screvi_mcp.server.transport import HttpOptions
 from testsupport.servers import free_port
 
-TOKEN = "secret"
+TOKEN = "tK4v9oQx2_Lr7WmZ8cYb3NfHs1GdJpEu6AiVnXq0TeR"  # token_urlsafe(32)
 READ_TOOLS = {
     "search_highlights",
     "list_highlights",
@@ -200,6 +200,37 @@ def test_token_is_required(servers: dict[str, ServerProcess]) -> None:
     assert missing.json()["code"] == "unauthorized"
     assert wrong.status_code == 401
     assert right.status_code == 200
+
+
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "BeArEr"])
+def test_the_bearer_scheme_is_case_insensitive(
+    servers: dict[str, ServerProcess], scheme: str
+) -> None:
+    url = mcp_url(servers["http"])
+    headers = {**MCP_HEADERS, "Authorization": f"{scheme} {TOKEN}"}
+    assert httpx.post(url, json=INITIALIZE, headers=headers).status_code == 200
+    wrong = {**MCP_HEADERS, "Authorization": f"{scheme} {TOKEN[:-1]}"}
+    assert httpx.post(url, json=INITIALIZE, headers=wrong).status_code == 401
+
+
+@pytest.mark.parametrize("token", ["x", "short-password", "a" * 31])
+def test_a_weak_auth_token_is_refused_at_start_up(
+    captured_run: list[tuple[MCPServer, str, HttpOptions]],
+    library_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    token: str,
+) -> None:
+    from screvi_mcp.cli import main
+
+    http = ["--library", str(library_path), "--transport", "streamable-http"]
+    assert main([*http, "--auth-token", token]) == 2
+    monkeypatch.setenv("SCREVI_MCP_AUTH_TOKEN", token)
+    assert main(http) == 2
+    assert captured_run == []
+    err = capsys.readouterr().err
+    assert "at least 32 characters" in err and "secrets.token_urlsafe(32)" in err
+    assert token not in err.replace("token_urlsafe", "")
 
 
 def test_health_needs_no_token(servers: dict[str, ServerProcess]) -> None:

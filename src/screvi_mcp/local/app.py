@@ -7,7 +7,7 @@ attaches the search index and starts background work; requests never see a half-
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -16,7 +16,8 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Match, Mount, Route
+from starlette.types import Scope
 
 from screvi_mcp.local import auth, keys
 from screvi_mcp.local.fetching.fetcher import Fetcher
@@ -55,12 +56,33 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         405: f"{request.method} is not supported on {request.url.path}",
     }.get(exc.status_code, str(exc.detail))
     headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        # Starlette names the methods of the first route matching the path only; one path
+        # here is served by several routes (GET and POST /highlights), so name them all.
+        # Matched from the top: the scope here is the one a Mount already descended into.
+        scope = {**request.scope, "root_path": request.scope.get("app_root_path", "")}
+        headers["Allow"] = ", ".join(_allowed_methods(request.app.routes, scope))
     # Every answer to a legacy key carries Deprecation (spec 5.4), even for a wrong path.
     if await _is_legacy_key(request):
         headers["Deprecation"] = "true"
     return JSONResponse(
         {"error": message, "code": code}, status_code=exc.status_code, headers=headers
     )
+
+
+def _allowed_methods(routes: Sequence[BaseRoute], scope: Scope) -> list[str]:
+    """Every method some route serves at this request's path, in a stable order."""
+    allowed: set[str] = set()
+    for route in routes:
+        match, child = route.matches(scope)
+        if match == Match.NONE:
+            continue
+        if isinstance(route, Mount):
+            allowed.update(_allowed_methods(route.routes, {**scope, **child}))
+        elif isinstance(route, Route) and route.methods:
+            allowed.update(route.methods)
+    order = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+    return sorted(allowed, key=lambda m: order.index(m) if m in order else len(order))
 
 
 async def _health(request: Request) -> Response:

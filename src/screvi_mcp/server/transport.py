@@ -50,7 +50,19 @@ class StartupRefused(Exception):
     """The options would expose the server unsafely; the message says how to fix them."""
 
 
+# A bearer token guards a network port: anything shorter is too easy to guess or brute-force.
+MIN_AUTH_TOKEN_CHARS = 32
+MAKE_A_TOKEN = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+
+
 def check_exposure(options: HttpOptions) -> None:
+    token = options.auth_token
+    if token is not None and len(token) < MIN_AUTH_TOKEN_CHARS:
+        raise StartupRefused(
+            f"the auth token is too weak to guard a network port: it must be at least "
+            f"{MIN_AUTH_TOKEN_CHARS} characters (it has {len(token)}). Make one with: "
+            f"{MAKE_A_TOKEN}"
+        )
     if not is_loopback(options.host) and not options.auth_token:
         raise StartupRefused(
             f"refusing to listen on {options.host} without an auth token: anyone who can "
@@ -76,14 +88,18 @@ class BearerTokenGate:
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("path") == HEALTH_PATH:
             await self.app(scope, receive, send)
             return
         presented = dict(scope.get("headers") or []).get(b"authorization", b"")
-        if hmac.compare_digest(presented, self.expected):
+        # The scheme is case-insensitive (RFC 9110, 11.1): `bearer x` is as good as `Bearer x`.
+        scheme, _, credentials = presented.strip().partition(b" ")
+        if scheme.lower() == b"bearer" and hmac.compare_digest(
+            credentials.strip(), self.expected
+        ):
             await self.app(scope, receive, send)
             return
         body = json.dumps(

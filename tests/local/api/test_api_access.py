@@ -341,3 +341,24 @@ async def test_concurrent_writes_all_land(open_api: OpenApi) -> None:
         # Fifty writers creating the same new tag made exactly one.
         tags = (await api.get("/tags")).json()["data"]
         assert [(t["name"], t["highlight_count"]) for t in tags] == [("Shared", 50)]
+
+
+async def test_a_405_names_the_methods_the_path_allows(api: Api) -> None:
+    for method, path, allowed in [
+        ("PUT", "/highlights", {"GET", "POST"}),
+        ("POST", "/highlights/00000000-0000-4000-8000-000000000000", {"GET", "PATCH", "DELETE"}),
+        ("PATCH", "/tags", {"GET", "POST"}),
+        ("PUT", "/search", {"GET"}),
+    ]:
+        response = await api.request(method, path, json={})
+        assert response.status_code == 405, (method, path)
+        named = {m.strip() for m in response.headers["allow"].split(",")} - {"HEAD"}
+        assert named == allowed, (method, path, response.headers["allow"])
+
+
+async def test_a_lower_case_bearer_scheme_is_accepted(api: Api) -> None:
+    for scheme in ("Bearer", "bearer", "BEARER"):
+        response = await api.get(
+            "/tags", key=None, headers={"Authorization": f"{scheme} {api.keys.rw}"}
+        )
+        assert response.status_code == 200, scheme
