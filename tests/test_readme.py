@@ -22,3 +22,35 @@ def test_tool_table_lists_every_tool_once() -> None:
     assert len(names) == len(all_tool_specs())
     assert len(set(names)) == len(names)
     assert {"search_highlights", "read_article", "save_article", "delete_tag"} <= set(names)
+
+
+def test_reliability_notes_state_the_bounds_the_code_enforces() -> None:
+    from screvi_mcp.client.client import DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES
+    from screvi_mcp.client.deadline import DEFAULT_CALL_DEADLINE
+    from screvi_mcp.client.ratelimit import DEFAULT_MAX_RATE_WAIT
+    from screvi_mcp.client.retry import RetryPolicy
+    from screvi_mcp.local.fetching.fetcher import FetchSettings
+    from screvi_mcp.local.fetching.pipeline import WorkerSettings
+    from screvi_mcp.local.http import MAX_BODY_BYTES
+    from screvi_mcp.server.transport import MIN_AUTH_TOKEN_CHARS
+
+    text = README.read_text(encoding="utf-8")
+    notes = text[text.index("## Reliability notes") :]
+    notes = notes[: notes.index("\n## ", 1)]
+    fetch = FetchSettings()
+    lease = WorkerSettings().claim_lease
+    expected = [
+        f"{DEFAULT_CALL_DEADLINE:g} s (`SCREVI_CALL_DEADLINE`)",
+        f"{DEFAULT_MAX_RATE_WAIT:g} s (`SCREVI_MAX_RATE_WAIT`)",
+        f"{DEFAULT_TIMEOUT.connect:g} s / {DEFAULT_TIMEOUT.read:g} s",
+        f"resent up to {RetryPolicy().max_retries} times",
+        f"REST request body (embedded API) | {MAX_BODY_BYTES // 2**20} MiB",
+        f"(hosted mode) | {MAX_RESPONSE_BYTES // 2**20} MiB",
+        f"{fetch.total_timeout:g} s, {fetch.max_bytes // 2**20} MiB, {fetch.max_redirects} "
+        f"redirects, at least {fetch.min_bytes_per_second} bytes/s after "
+        f"{fetch.min_rate_grace:g} s",
+        f"at least {MIN_AUTH_TOKEN_CHARS} characters",
+        f"{lease:g} s lease it renews every\n{lease / 3:g} s",
+    ]
+    for statement in expected:
+        assert statement in notes, f"README reliability notes should say: {statement}"

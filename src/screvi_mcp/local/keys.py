@@ -17,8 +17,9 @@ from screvi_mcp.local.library import Library
 
 SCOPED_PREFIX = SCOPED_KEY_PREFIX
 # The embedded MCP server talks to its own library through the same auth as anyone else;
-# its key is kept in the settings table of the library it guards (whoever can read that file
-# can read the library anyway).
+# its key is kept in plaintext in the settings table of the library it guards: the one key not
+# stored hashed, because the server must present it. Whoever can read that file can read the
+# library anyway, and the file is kept readable by its owner only (Library.make_private).
 EMBEDDED_KEY_SETTING = "embedded_api_key"
 
 
@@ -123,6 +124,7 @@ def record_use(library: Library, record: ApiKey) -> None:
 
 def embedded_key(library: Library) -> str:
     """The read-write key the in-process client uses, created on first use."""
+    library.make_private()
     stored = library.get_setting(EMBEDDED_KEY_SETTING)
     if stored and find_key(library, stored) is not None:
         return stored

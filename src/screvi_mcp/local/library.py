@@ -7,6 +7,7 @@ beside the single writer). Writers take `BEGIN IMMEDIATE` through `db.transactio
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -29,6 +30,13 @@ class HighlightListener(Protocol):
     def highlights_removed(self, library: Library, seqs: list[int]) -> None: ...
 
 
+def _create_private(path: Path) -> None:
+    """Create an empty file readable by its owner only; SQLite gives the WAL files beside it
+    the same mode. A file another process created meanwhile is left as it is."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 class Library:
     """An opened library file. Create with `Library.open(path)`; close when done."""
 
@@ -44,6 +52,8 @@ class Library:
     def open(cls, path: Path | str) -> Library:
         path = Path(path).expanduser()
         path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            _create_private(path)
         library = cls(path)
         db.migrate(library.connection())
         return library
@@ -79,6 +89,16 @@ class Library:
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+    def make_private(self) -> None:
+        """Owner-only access to the file and its WAL files (it holds a plaintext key)."""
+        if os.name != "posix":
+            return
+        for suffix in ("", "-wal", "-shm"):
+            sibling = self.path.with_name(self.path.name + suffix)
+            with contextlib.suppress(OSError):  # absent, or not ours to change: leave it
+                if sibling.stat().st_mode & 0o077:
+                    sibling.chmod(sibling.stat().st_mode & 0o700)
 
     def add_listener(self, listener: HighlightListener) -> None:
         self.listeners.append(listener)
