@@ -339,6 +339,15 @@ async def test_an_oversized_answer_is_not_read_whole(mock_client: MockClientFact
                 await client.list_highlights()
         assert "10000 bytes" in caught.value.message
         assert len(str(caught.value)) < 500
+    # After a write, an answer too large to read leaves its outcome unknown: check first.
+    server = FaultServer([json_reply(201, {"data": {**HIGHLIGHT, "note": "y" * 50_000}})])
+    async with mock_client(server, max_response_bytes=10_000) as client:
+        with pytest.raises(UnexpectedResponseError) as written:
+            await client.create_highlight("x")
+    from screvi_mcp.server.errors import describe
+
+    advice = describe(written.value)
+    assert "unknown" in advice and "list_highlights" in advice, advice
 
 
 async def test_upstream_error_text_reaches_the_agent_capped(

@@ -326,7 +326,7 @@ class ScreviClient:
                 )
                 response = await self._http.send(request, auth=self._auth, stream=True)
                 try:
-                    await self._read_bounded(response)
+                    await self._read_bounded(response, path)
                 finally:
                     await response.aclose()
             except httpx.TransportError as exc:
@@ -387,26 +387,34 @@ class ScreviClient:
             ) and response.status_code != 429
             raise api_error
 
-    async def _read_bounded(self, response: httpx.Response) -> None:
+    async def _read_bounded(self, response: httpx.Response, path: str) -> None:
         """Read the body of a streamed response, refusing one past `max_response_bytes`."""
         limit = self._max_response_bytes
+        method = response.request.method
+
+        def unreadable(why: str) -> UnexpectedResponseError:
+            error = UnexpectedResponseError(
+                f"HTTP {response.status_code} answer {why}; it was not read",
+                status=response.status_code,
+            )
+            error.method, error.path = method, path
+            error.outcome_unknown = method not in SAFE_METHODS
+            return error
+
+        too_large = f"larger than the client's limit of {limit} bytes"
         declared = response.headers.get("content-length", "").strip()
-        too_large = UnexpectedResponseError(
-            f"HTTP {response.status_code} answer larger than the client's limit of {limit} "
-            "bytes; it was not read",
-            status=response.status_code,
-        )
-        too_large.method, too_large.path = response.request.method, response.request.url.path
-        too_large.outcome_unknown = response.request.method not in SAFE_METHODS
         if declared.isdigit() and int(declared) > limit:
-            raise too_large
+            raise unreadable(too_large)
         parts: list[bytes] = []
         size = 0
-        async for part in response.aiter_bytes():  # decoded: a compressed bomb counts in full
-            size += len(part)
-            if size > limit:
-                raise too_large
-            parts.append(part)
+        try:
+            async for part in response.aiter_bytes():  # decoded: a compressed bomb counts whole
+                size += len(part)
+                if size > limit:
+                    raise unreadable(too_large)
+                parts.append(part)
+        except httpx.DecodingError:
+            raise unreadable("with a body that does not decode (bad compression)") from None
         # What `Response.aread()` does once the stream is consumed; done here to bound it.
         response._content = b"".join(parts)
 
