@@ -259,6 +259,11 @@ class _Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             self.close_connection = True
+        elif path == "/pause":
+            # A page that takes a moment: long enough for another process to start meanwhile.
+            site.release.wait(0.8)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.send(200, ARTICLE_HTML)
         elif path == "/trickle":
             # Headers at once, then a byte every 0.2 s: alive, but far too slow to finish.
             self.send_response(200)

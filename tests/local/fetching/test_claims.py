@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from fetching_site import LocalSite
 from test_pipeline import ALLOW, FAST_RETRIES, GatedFetcher, article, running, settle
 
+from screvi_mcp.local.fetching import article_rows
 from screvi_mcp.local.fetching.fetcher import Fetcher
 from screvi_mcp.local.fetching.save import save_article
+from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.library import Library
 
 
@@ -99,3 +106,72 @@ async def test_a_long_fetch_keeps_its_claim_by_renewing_the_lease(
     finally:
         first.close()
         second.close()
+
+
+# Real processes: three workers over one library file, started one after another ---------------
+
+_WORKER = textwrap.dedent(
+    """
+    import asyncio, sys, time
+    from screvi_mcp.local.fetching.fetcher import Fetcher
+    from screvi_mcp.local.fetching.netguard import AddressPolicy
+    from screvi_mcp.local.fetching.pipeline import ArticleWorker, WorkerSettings
+    from screvi_mcp.local.library import Library
+
+    async def main() -> None:
+        library = Library.open(sys.argv[1])
+        settings = WorkerSettings(concurrency=2, max_attempts=1, poll_interval=0.2)
+        async with Fetcher(AddressPolicy(allow_private=True)) as fetcher:
+            worker = ArticleWorker(library, fetcher, settings)
+            await worker.start()
+            deadline = time.monotonic() + 90  # a bound against hanging, not a check
+            while time.monotonic() < deadline:
+                left = library.connection().execute(
+                    "SELECT count(*) FROM articles WHERE parse_state IN ('queued', 'fetching')"
+                ).fetchone()[0]
+                if left == 0:
+                    break
+                await asyncio.sleep(0.1)
+            await worker.stop()
+        library.close()
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_processes_sharing_a_library_fetch_each_page_once(
+    tmp_path: Path, site: LocalSite
+) -> None:
+    path = tmp_path / "shared.sqlite3"
+    library = Library.open(path)
+    try:
+        ids = []
+        for n in range(6):
+            with library.write() as conn:
+                url = site.url(f"/pause?n={n}")
+                ids.append(article_rows.insert_article(conn, url, normalise_url(url)))
+    finally:
+        library.close()
+    children = []
+    for _ in range(3):
+        children.append(
+            subprocess.Popen(
+                [sys.executable, "-c", _WORKER, str(path)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+        time.sleep(1.0)  # the next process starts while the previous ones are fetching
+    for child in children:
+        _, err = child.communicate(timeout=150)
+        assert child.returncode == 0, err[-2000:]
+    seen = [urlsplit(r.path).query for r in site.requests if urlsplit(r.path).path == "/pause"]
+    assert sorted(seen) == sorted(f"n={n}" for n in range(6)), seen
+    library = Library.open(path)
+    try:
+        states = {article(library, i)["parse_state"] for i in ids}
+    finally:
+        library.close()
+    assert states == {"parsed"}
