@@ -18,8 +18,13 @@ class FakeClock:
 def test_plain_lines_appear_once_per_interval_with_counts_rate_and_eta() -> None:
     clock, out = FakeClock(), io.StringIO()
     progress = ProgressReporter(
-        "importing", total=1000, unit="highlights", stream=out, is_tty=False,
-        interval=5.0, clock=clock,
+        "importing",
+        total=1000,
+        unit="highlights",
+        stream=out,
+        is_tty=False,
+        interval=5.0,
+        clock=clock,
     )
     clock.now += 1
     progress.advance(100)
@@ -39,7 +44,7 @@ def test_finish_writes_one_final_line_with_the_elapsed_time() -> None:
         clock.now += 2
         progress.advance(10)
     assert progress.finish() == 2.0  # a second finish does not write again
-    assert out.getvalue().splitlines() == ["export: 10 items · 5 items/s · done in 2.0s"]
+    assert out.getvalue().splitlines() == ["export: 10 items · 5.0 items/s · done in 2.0s"]
 
 
 def test_tty_redraws_one_line_with_a_bar_and_ends_with_a_newline() -> None:
@@ -66,5 +71,8 @@ def test_summary_and_durations_read_well() -> None:
         "Done\n  new      3\n  updated  12"
     )
     assert [format_duration(s) for s in (0.42, 12.4, 185, 3725)] == [
-        "0.4s", "12s", "3m05s", "1h02m",
+        "0.4s",
+        "12s",
+        "3m05s",
+        "1h02m",
     ]

@@ -149,8 +149,10 @@ class ProgressReporter:
     def line(self) -> str:
         """The current status as text, without bar (the plain-line form)."""
         parts = [f"{self.label}: {self._counts()}"]
-        if self.elapsed > 0:
-            parts.append(f"{self.rate:,.0f} {self.unit}/s")
+        if self.elapsed > 0 and self.done > 0:
+            rate = self.rate
+            shown = f"{rate:,.0f}" if rate >= 10 else f"{rate:.1f}"
+            parts.append(f"{shown} {self.unit}/s")
         parts.extend(self._tail())
         return " · ".join(parts)
 
