@@ -139,7 +139,8 @@ def _source_for(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) ->
     return None
 
 
-def _insert(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) -> tuple[str, int]:
+def insert(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) -> tuple[str, int]:
+    """Insert a validated highlight inside the caller's transaction; returns (id, seq)."""
     source_id = _source_for(conn, item, prefix)
     tag_ids = tags.resolve(conn, item.tags or [], field=f"{prefix}tags")
     highlight_id = str(uuid.uuid4())
@@ -179,7 +180,7 @@ def create_many(
     with library.write() as conn:
         for index, item in enumerate(items):
             prefix = f"highlights[{index}]." if bulk else ""
-            created.append(_insert(conn, item, prefix))
+            created.append(insert(conn, item, prefix))
     library.notify_changed([seq for _, seq in created])
     by_seq = wire.highlights_by_seq(library.connection(), [seq for _, seq in created])
     return [by_seq[seq] for _, seq in created]

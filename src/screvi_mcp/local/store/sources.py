@@ -103,40 +103,49 @@ def get(
 
 
 def create(library: Library, body: SourceCreate) -> dict[str, Any]:
-    source_id = str(uuid.uuid4())
-    now = clock.now()
     with library.write() as conn:
-        if body.type == "self":
-            existing = conn.execute(
-                "SELECT id FROM sources WHERE type = 'self' AND deleted_at IS NULL"
-            ).fetchone()
-            if existing is not None:
-                raise Conflict(
-                    "You already have a personal-notes source; add highlights to it instead",
-                    source_id=existing["id"],
-                )
-        conn.execute(
-            "INSERT INTO sources(id, name, type, author, image_url, url, note, isbn, asin, "
-            "published_date, metadata, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                source_id,
-                body.name.strip(),
-                body.type,
-                body.author,
-                body.image_url,
-                body.url,
-                body.note,
-                body.isbn,
-                body.asin,
-                body.published_date,
-                json.dumps(body.metadata or {}),
-                now,
-                now,
-            ),
-        )
+        source_id = insert(conn, body)
     conn = library.connection()
     return wire.sources(conn, [_live_row(conn, source_id)])[0]
+
+
+def insert(conn: sqlite3.Connection, body: SourceCreate) -> str:
+    """Insert a validated source inside the caller's transaction; returns its id.
+
+    Shared by POST /sources and imports (local/store/imports.py), so both keep the same rules.
+    """
+    if body.type == "self":
+        existing = conn.execute(
+            "SELECT id FROM sources WHERE type = 'self' AND deleted_at IS NULL"
+        ).fetchone()
+        if existing is not None:
+            raise Conflict(
+                "You already have a personal-notes source; add highlights to it instead",
+                source_id=existing["id"],
+            )
+    source_id = str(uuid.uuid4())
+    now = clock.now()
+    conn.execute(
+        "INSERT INTO sources(id, name, type, author, image_url, url, note, isbn, asin, "
+        "published_date, metadata, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            source_id,
+            body.name.strip(),
+            body.type,
+            body.author,
+            body.image_url,
+            body.url,
+            body.note,
+            body.isbn,
+            body.asin,
+            body.published_date,
+            json.dumps(body.metadata or {}),
+            now,
+            now,
+        ),
+    )
+    return source_id
 
 
 _EDITABLE = (
