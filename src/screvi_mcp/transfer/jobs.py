@@ -1,0 +1,91 @@
+"""Import and export as whole jobs: open the library, read the file, run, report.
+
+The CLI calls these; tests and the benchmark call them too, so a job does the same thing
+from every entry point.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from screvi_mcp.local.library import Library
+from screvi_mcp.progress import ProgressReporter
+from screvi_mcp.transfer import kindle, readwise
+from screvi_mcp.transfer.importer import ImportReport, run_import
+from screvi_mcp.transfer.records import MalformedFile, ParsedFile
+
+# A clippings file of 100,000 highlights is about 40 MB; beyond this bound the file is
+# refused before it is read rather than filling memory (stated in the README).
+MAX_IMPORT_BYTES = 256 * 1024 * 1024
+
+PARSERS: dict[str, Callable[[str, bytes], ParsedFile]] = {
+    "kindle": kindle.parse,
+    "readwise": readwise.parse,
+}
+
+
+def read_file(path: Path) -> bytes:
+    size = path.stat().st_size
+    if size > MAX_IMPORT_BYTES:
+        raise MalformedFile(
+            str(path), 1, f"the file is {size:,} bytes; imports read at most {MAX_IMPORT_BYTES:,}"
+        )
+    return path.read_bytes()
+
+
+def parse_file(kind: str, path: Path) -> ParsedFile:
+    """Parse a whole file; raises `MalformedFile` (with the line) when it cannot be read."""
+    return PARSERS[kind](str(path), read_file(path))
+
+
+@contextlib.contextmanager
+def _library_for(library_path: Path, *, dry_run: bool) -> Iterator[Library]:
+    """The library to import into; a dry run against a library that does not exist yet runs
+    on a throwaway copy so that not even an empty file is left behind."""
+    if dry_run and not library_path.exists():
+        folder = tempfile.mkdtemp(prefix="screvi-dry-run-")
+        library = Library.open(Path(folder) / "library.db")
+        try:
+            yield library
+        finally:
+            library.close()
+            shutil.rmtree(folder, ignore_errors=True)
+        return
+    library = Library.open(library_path)
+    try:
+        yield library
+    finally:
+        from screvi_mcp.local.search.setup import detach_semantic_index
+
+        detach_semantic_index(library)
+        library.close()
+
+
+def import_file(
+    kind: str,
+    path: Path,
+    library_path: Path,
+    *,
+    dry_run: bool = False,
+    progress: ProgressReporter | None = None,
+    embed: bool = True,
+) -> ImportReport:
+    """Import a Kindle or Readwise file into the library at `library_path`.
+
+    With `embed` (the default) the semantic index is attached first, so each batch is
+    embedded as it is written; without the `local` extra, search stays keyword-only.
+    """
+    parsed = parse_file(kind, path)
+    with _library_for(library_path, dry_run=dry_run) as library:
+        if embed and not dry_run:
+            from screvi_mcp.local.search.setup import attach_semantic_index
+
+            attach_semantic_index(library, backfill="never")
+        report = run_import(library, parsed, dry_run=dry_run, progress=progress)
+        if progress is not None:
+            progress.finish()
+        return report

@@ -1,0 +1,191 @@
+"""Readwise's export CSV (and the CSV `export csv` writes, which uses the same columns).
+
+Columns: Highlight, Book Title, Book Author, Amazon Book ID, Note, Color, Tags, Location Type,
+Location, Highlighted at, Document tags. Fields may be quoted and span lines. Only Highlight
+and Book Title are required; the others are read when present.
+
+Readwise has no column for the kind of document, so the source type is told from the data:
+a tweet author (`@name`) or a "Tweets From" title is a tweet, a time location a podcast, a
+web offset an article, a book with an Amazon id or a page/location a book.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from typing import Any
+
+from screvi_mcp.local import clock
+from screvi_mcp.transfer.records import (
+    ImportRecord,
+    MalformedFile,
+    Notice,
+    ParsedFile,
+    decode_text,
+)
+
+COLUMNS: tuple[str, ...] = (
+    "Highlight",
+    "Book Title",
+    "Book Author",
+    "Amazon Book ID",
+    "Note",
+    "Color",
+    "Tags",
+    "Location Type",
+    "Location",
+    "Highlighted at",
+    "Document tags",
+)
+REQUIRED = ("Highlight", "Book Title")
+# Location Type values, as Readwise writes them, mapped to what they tell about the source.
+TIME_LOCATIONS = ("time", "time_offset", "timestamp")
+WEB_LOCATIONS = ("offset",)
+BOOK_LOCATIONS = ("location", "page")
+
+
+def source_type(row: dict[str, str]) -> str:
+    author = row.get("Book Author", "").strip()
+    title = row.get("Book Title", "").strip()
+    location_type = row.get("Location Type", "").strip().lower()
+    if author.startswith("@") or title.lower().startswith("tweets from"):
+        return "tweet"
+    if location_type in TIME_LOCATIONS or "podcast" in title.lower():
+        return "podcast"
+    if location_type in WEB_LOCATIONS:
+        return "article"
+    return "book"
+
+
+def split_tags(text: str) -> list[str]:
+    """Readwise writes tags comma-separated; names keep their inner spaces."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def source_key(title: str, author: str, kind: str) -> str:
+    prefix = "book" if kind == "book" else kind
+    return f"{prefix}:" + " ".join(f"{title}|{author}".casefold().split())
+
+
+def _date(text: str) -> str | None:
+    value = text.strip()
+    if not value:
+        return None
+    try:
+        return clock.normalise_timestamp(value.replace(" ", "T", 1) if "T" not in value else value)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _location(text: str) -> int | None:
+    value = text.strip()
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return int(number) if number >= 0 and number == number else None
+
+
+def parse(path: str, raw: bytes) -> ParsedFile:
+    """Parse a whole CSV into import records (nothing is written here)."""
+    text = decode_text(path, raw)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    parsed = ParsedFile()
+    try:
+        header = next(reader, None)
+    except csv.Error as error:
+        raise MalformedFile(path, 1, f"unreadable header: {error}") from None
+    if header is None:
+        return parsed
+    names = [name.strip() for name in header]
+    missing = [name for name in REQUIRED if name not in names]
+    if missing:
+        raise MalformedFile(
+            path,
+            1,
+            f"missing column(s) {', '.join(missing)}; a Readwise export starts with the header "
+            + ",".join(COLUMNS),
+        )
+    line = reader.line_num
+    while True:
+        start = line + 1
+        try:
+            values = next(reader, None)
+        except csv.Error as error:
+            raise MalformedFile(path, start, f"broken CSV record: {error}") from None
+        if values is None:
+            break
+        line = reader.line_num
+        if not values or all(not value.strip() for value in values):
+            continue
+        if len(values) != len(names):
+            raise MalformedFile(
+                path,
+                start,
+                f"the record has {len(values)} fields but the header has {len(names)} "
+                "(a stray quote or comma?)",
+            )
+        record = _record(start, dict(zip(names, values, strict=True)), parsed)
+        if record is not None:
+            parsed.records.append(record)
+    return parsed
+
+
+def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord | None:
+    content = row["Highlight"].strip()
+    title = row["Book Title"].strip()
+    if not content:
+        parsed.rejected.append(Notice(line, "empty Highlight"))
+        return None
+    if not title:
+        parsed.rejected.append(Notice(line, "empty Book Title"))
+        return None
+    author = row.get("Book Author", "").strip()
+    kind = source_type(row)
+    source: dict[str, Any] = {"name": title, "type": kind}
+    if author:
+        source["author"] = author
+    asin = row.get("Amazon Book ID", "").strip()
+    if asin:
+        source["asin"] = asin
+    tags = split_tags(row.get("Tags", ""))
+    for name in split_tags(row.get("Document tags", "")):
+        if name.casefold() not in {tag.casefold() for tag in tags}:
+            tags.append(name)
+    metadata: dict[str, Any] = {"imported_from": "readwise"}
+    if asin:
+        metadata["asin"] = asin  # the API does not return a source's asin; exports need it
+    colour = row.get("Color", "").strip()
+    if colour:
+        metadata["color"] = colour
+    location_type = row.get("Location Type", "").strip()
+    raw_location = row.get("Location", "").strip()
+    if location_type:
+        metadata["location_type"] = location_type
+    highlight: dict[str, Any] = {"content": content, "metadata": metadata}
+    note = row.get("Note", "").strip()
+    if note:
+        highlight["note"] = note
+    if tags:
+        highlight["tags"] = tags
+    location = _location(raw_location)
+    if location is not None:
+        highlight["location"] = location
+    elif raw_location:
+        metadata["location"] = raw_location
+    date = _date(row.get("Highlighted at", ""))
+    if date is not None:
+        highlight["date"] = date
+    key_source = source_key(title, author, kind)
+    digest = hashlib.sha1(content.encode()).hexdigest()[:16]
+    return ImportRecord(
+        line=line,
+        source_key=key_source,
+        source=source,
+        key=f"readwise:{hashlib.sha1(key_source.encode()).hexdigest()[:16]}:"
+        f"{location_type}:{raw_location}:{digest}",
+        highlight=highlight,
+    )
