@@ -212,6 +212,101 @@ def cmd_library_rate_limit(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    """`import kindle|readwise PATH`: parse whole, validate, write in batches, summarise."""
+    from pathlib import Path
+
+    from screvi_mcp.progress import ProgressReporter
+    from screvi_mcp.transfer.jobs import import_file
+    from screvi_mcp.transfer.records import MalformedFile
+
+    path = Path(args.path).expanduser()
+    if not path.is_file():
+        print(f"screvi-mcp: no file at {path}", file=sys.stderr)
+        return 1
+    library_path = config.library_path(args.library)
+    progress = ProgressReporter("importing", unit="highlights", enabled=not args.quiet)
+    try:
+        report = import_file(
+            args.format, path, library_path, dry_run=args.dry_run, progress=progress
+        )
+    except MalformedFile as broken:
+        print(
+            f"screvi-mcp: cannot import {broken.path}: line {broken.line}: {broken.reason}. "
+            "Nothing was imported.",
+            file=sys.stderr,
+        )
+        return 1
+    print(report.summary(f"Imported {path.name} into {library_path}"), file=sys.stderr)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """`export markdown DIR | csv FILE | json FILE` from the library (or the hosted API)."""
+    from pathlib import Path
+
+    from screvi_mcp.progress import ProgressReporter
+    from screvi_mcp.transfer.exporters import export_library
+
+    target = Path(args.target).expanduser()
+    library_path = config.library_path(args.library)
+    progress = ProgressReporter("exporting", unit="highlights", enabled=not args.quiet)
+    try:
+        summary = export_library(args.format, target, library_path, progress=progress)
+    except (OSError, ValueError) as problem:
+        print(f"screvi-mcp: cannot export to {target}: {problem}", file=sys.stderr)
+        return 1
+    print(summary, file=sys.stderr)
+    return 0
+
+
+def _add_transfer_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    importing = commands.add_parser(
+        "import",
+        help="import highlights from Kindle's My Clippings.txt or a Readwise CSV export",
+        description="Import highlights into the embedded library. Re-running an import adds "
+        "no duplicates: items found again are updated. Progress goes to stderr; a summary "
+        "ends the run (new/updated/skipped, and each rejected record with its line).",
+    )
+    formats = importing.add_subparsers(dest="format", metavar="FORMAT", required=True)
+    for name, help_text in (
+        ("kindle", "a Kindle 'My Clippings.txt' (documents/My Clippings.txt on the device)"),
+        ("readwise", "a Readwise export CSV (readwise.io/export, 'Export to CSV')"),
+    ):
+        parser = formats.add_parser(name, help=help_text, description=help_text)
+        parser.add_argument("path", metavar="PATH", help="the file to import")
+        _add_library_option(parser)
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="show what would be created and updated; write nothing",
+        )
+        parser.add_argument("--quiet", action="store_true", help="no progress output")
+        parser.set_defaults(handler=cmd_import)
+
+    exporting = commands.add_parser(
+        "export",
+        help="export the library as Markdown notes, a Readwise-style CSV, or API JSON",
+        description="Export every live highlight of the embedded library.",
+    )
+    targets = exporting.add_subparsers(dest="format", metavar="FORMAT", required=True)
+    for name, metavar, help_text in (
+        (
+            "markdown",
+            "DIR",
+            "one note per source, with front matter and a block id per highlight; "
+            "exporting again updates the notes in place",
+        ),
+        ("csv", "FILE", "the Readwise CSV columns (import it with `import readwise`)"),
+        ("json", "FILE", "sources and highlights in the API's own shapes"),
+    ):
+        parser = targets.add_parser(name, help=help_text, description=help_text)
+        parser.add_argument("target", metavar=metavar, help="where to write")
+        _add_library_option(parser)
+        parser.add_argument("--quiet", action="store_true", help="no progress output")
+        parser.set_defaults(handler=cmd_export)
+
+
 def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("MCP server (the default command)")
     group.add_argument(
@@ -322,6 +417,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--all", action="store_true", help="re-embed everything, not only what is missing"
     )
     reindex.set_defaults(handler=cmd_reindex)
+
+    _add_transfer_commands(commands)
 
     library = commands.add_parser("library", help="library settings")
     library_commands = library.add_subparsers(
