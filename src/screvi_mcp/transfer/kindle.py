@@ -367,7 +367,8 @@ def _note_owner(note: Clip, candidates: list[Clip]) -> Clip | None:
 def _record(clip: Clip) -> ImportRecord:
     metadata: dict[str, object] = {"imported_from": "kindle"}
     if clip.location is not None:
-        metadata["kindle_location"] = f"{clip.location[0]}-{clip.location[1]}"
+        start, end = clip.location
+        metadata["kindle_location"] = str(start) if start == end else f"{start}-{end}"
     if clip.page is not None:
         metadata["kindle_page"] = (
             clip.page[0] if clip.page[0] == clip.page[1] else f"{clip.page[0]}-{clip.page[1]}"

@@ -128,7 +128,9 @@ def parse(path: str, raw: bytes) -> ParsedFile:
                 f"the record has {len(values)} fields but the header has {len(names)} "
                 "(a stray quote or comma?)",
             )
-        record = _record(start, dict(zip(names, values, strict=True)), parsed)
+        # Quoted fields keep the file's line ends; the library stores plain "\n".
+        fields = [value.replace("\r\n", "\n").replace("\r", "\n") for value in values]
+        record = _record(start, dict(zip(names, fields, strict=True)), parsed)
         if record is not None:
             parsed.records.append(record)
     return parsed

