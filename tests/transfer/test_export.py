@@ -1,0 +1,145 @@
+"""Exports: Markdown notes updated in place, Readwise CSV round trip, JSON in the API's shapes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.store import highlights as highlight_store
+from screvi_mcp.local.store import sources as source_store
+from screvi_mcp.local.store.highlights import HighlightFilters
+from screvi_mcp.models import Highlight, Source
+from screvi_mcp.transfer import jobs
+from screvi_mcp.transfer.exporters import export_library
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def stored(library_path: Path) -> list[dict[str, Any]]:
+    library = Library.open(library_path)
+    try:
+        rows, _ = highlight_store.list_page(
+            library.connection(), HighlightFilters(), 1, 100, include_metadata=True
+        )
+        return rows
+    finally:
+        library.close()
+
+
+def filled_library(tmp_path: Path) -> Path:
+    library_path = tmp_path / "library.sqlite"
+    for kind, name in (
+        ("kindle", "clippings_en.txt"),
+        ("kindle", "clippings_de.txt"),
+        ("kindle", "clippings_old.txt"),
+        ("readwise", "readwise_export.csv"),
+    ):
+        jobs.import_file(kind, FIXTURES / name, library_path, embed=False)
+    return library_path
+
+
+def comparable(rows: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
+    """What a reader cares about in a highlight, independent of ids and import times."""
+    return {
+        (
+            row["source"]["name"],
+            row["source"]["author"],
+            row["source"]["type"],
+            row["content"],
+            row["note"],
+            row["location"],
+            row["date"],
+            tuple(sorted(tag["name"] for tag in row["tags"])),
+            row["metadata"].get("color"),
+        )
+        for row in rows
+    }
+
+
+def test_csv_round_trip_into_a_fresh_library_gives_the_same_highlights(tmp_path: Path) -> None:
+    library_path = filled_library(tmp_path)
+    exported = tmp_path / "export.csv"
+    summary = export_library("csv", exported, library_path)
+    original = stored(library_path)
+    assert f"Exported {len(original)} highlights" in summary
+    fresh = tmp_path / "fresh.sqlite"
+    report = jobs.import_file("readwise", exported, fresh, embed=False)
+    assert not report.rejected
+    assert report.new_highlights == len(original)
+    assert comparable(stored(fresh)) == comparable(original)
+    # And back into the library it came from: nothing new (same passages, same sources).
+    again = jobs.import_file("readwise", exported, library_path, embed=False)
+    assert again.new_highlights == 0 and again.sources["created"] == 0
+
+
+def test_json_export_uses_the_api_shapes(tmp_path: Path) -> None:
+    library_path = filled_library(tmp_path)
+    target = tmp_path / "out" / "library.json"
+    export_library("json", target, library_path)
+    document = json.loads(target.read_text(encoding="utf-8"))
+    highlights = [Highlight.model_validate(item) for item in document["highlights"]]
+    sources = [Source.model_validate(item) for item in document["sources"]]
+    assert {h.id for h in highlights} == {row["id"] for row in stored(library_path)}
+    assert {s.name for s in sources} >= {"Der Leuchtturmwärter (Roman)", "Notes on Caching"}
+    assert all(h.metadata is not None for h in highlights)  # metadata (colour) included
+    assert set(document["highlights"][0]) >= {"id", "content", "note", "source", "tags"}
+
+
+def notes(folder: Path) -> dict[str, str]:
+    return {path.name: path.read_text(encoding="utf-8") for path in sorted(folder.glob("*.md"))}
+
+
+def test_markdown_notes_are_updated_in_place_and_lose_deleted_highlights(tmp_path: Path) -> None:
+    library_path = filled_library(tmp_path)
+    folder = tmp_path / "vault"
+    export_library("markdown", folder, library_path)
+    first = notes(folder)
+    rows = stored(library_path)
+    sources = {row["source"]["id"]: row["source"] for row in rows}
+    assert len(first) == len(sources)
+    almanac = first["The Lighthouse Keeper's Almanac (Second Edition).md"]
+    almanac_id = next(
+        s["id"] for s in sources.values() if s["name"].endswith("(Second Edition)")
+    )
+    assert almanac.startswith(
+        "---\n"
+        "title: \"The Lighthouse Keeper's Almanac (Second Edition)\"\n"
+        'author: "Wren, Mara"\n'
+        'type: "book"\n'
+        "tags: []\n"
+        f'source_id: "{almanac_id}"\n'
+        "---\n"
+    )
+    assert "**Note:** Compare with the tide tables in chapter two." in almanac
+    assert "**Location:** 180" in almanac
+    for row in rows:
+        assert len(re.findall(rf"^\^h-{row['id']}$", "".join(first.values()), re.M)) == 1
+    caching = first["Notes on Caching.md"]
+    assert 'tags: ["engineering", "web"]' in caching and "**Tags:** #engineering #web" in caching
+
+    # The reader renames a note and writes in it; a highlight and a whole source go away.
+    renamed = folder / "Almanac (my notes).md"
+    (folder / "The Lighthouse Keeper's Almanac (Second Edition).md").rename(renamed)
+    renamed.write_text(renamed.read_text(encoding="utf-8") + "\nMy own thoughts.\n", "utf-8")
+    gone = next(row for row in rows if row["content"].startswith("Fog is the only visitor"))
+    tweets = next(s for s in sources.values() if s["type"] == "tweet")
+    library = Library.open(library_path)
+    highlight_store.delete(library, gone["id"])
+    source_store.delete(library, tweets["id"], cascade=True)
+    library.close()
+
+    export_library("markdown", folder, library_path)
+    second = notes(folder)
+    assert len(second) == len(first) - 1
+    assert "Tweets From Ada Quill.md" not in second
+    assert "The Lighthouse Keeper's Almanac (Second Edition).md" not in second  # no duplicate
+    updated = second["Almanac (my notes).md"]
+    assert f"^h-{gone['id']}" not in updated
+    assert "My own thoughts." in updated
+    assert updated.count("screvi:highlights:begin") == 1
+    # A third export with nothing changed leaves every note as it was.
+    export_library("markdown", folder, library_path)
+    assert notes(folder) == second

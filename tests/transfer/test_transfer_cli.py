@@ -1,0 +1,97 @@
+"""`screvi-mcp import` / `export` as a user runs them: exit codes, stderr progress, summaries."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from screvi_mcp.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_import_prints_progress_lines_and_a_summary_on_stderr_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    library = str(tmp_path / "library.sqlite")
+    fixture = str(FIXTURES / "clippings_en.txt")
+    code, out, err = run(capsys, "import", "kindle", fixture, "--library", library)
+    assert code == 0 and out == ""  # stdout stays clean (it is MCP's in stdio mode)
+    # Not a TTY here: plain lines, no carriage returns, ending with the final count.
+    assert "\r" not in err
+    assert re.search(r"^importing: 5/5 highlights \(100%\) · .* · done in ", err, re.M)
+    assert "highlights  5 new, 0 updated, 0 unchanged" in err
+    assert "line 43: rejected: unrecognised clip type" in err
+    code, _, again = run(capsys, "import", "kindle", fixture, "--library", library)
+    assert code == 0 and "highlights  0 new, 0 updated, 5 unchanged" in again
+
+
+def test_dry_run_and_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    library = tmp_path / "library.sqlite"
+    code, _, err = run(
+        capsys,
+        "import",
+        "readwise",
+        str(FIXTURES / "readwise_export.csv"),
+        "--library",
+        str(library),
+        "--dry-run",
+        "--quiet",
+    )
+    assert code == 0 and not library.exists()
+    assert "(dry run: nothing written)" in err and "5 would be new" in err
+    assert "importing:" not in err  # --quiet: no progress, still the summary
+
+
+def test_a_broken_file_exits_non_zero_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.csv"
+    broken.write_text('Highlight,Book Title\nok,Book\n"open,Book\n', encoding="utf-8")
+    code, out, err = run(
+        capsys, "import", "readwise", str(broken), "--library", str(tmp_path / "l.sqlite")
+    )
+    assert code == 1 and out == ""
+    assert "line 3" in err and "Nothing was imported" in err and "Traceback" not in err
+    code, _, err = run(capsys, "import", "kindle", str(tmp_path / "missing.txt"))
+    assert code == 1 and "no file at" in err
+
+
+def test_export_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    library = str(tmp_path / "library.sqlite")
+    assert (
+        run(capsys, "import", "kindle", str(FIXTURES / "clippings_fr.txt"), "--library", library)[0]
+        == 0
+    )
+    code, out, err = run(capsys, "export", "csv", str(tmp_path / "out.csv"), "--library", library)
+    assert code == 0 and out == "" and "Exported 2 highlights" in err
+    assert (tmp_path / "out.csv").read_text(encoding="utf-8").startswith("Highlight,Book Title,")
+    code, _, err = run(capsys, "export", "csv", str(tmp_path), "--library", library)
+    assert code == 1 and "give a file name" in err
+
+
+def test_help_describes_the_commands() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "screvi_mcp", "import", "kindle", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "--dry-run" in result.stdout and "My Clippings.txt" in result.stdout
+    result = subprocess.run(
+        [sys.executable, "-m", "screvi_mcp", "export", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert all(word in result.stdout for word in ("markdown", "csv", "json"))
