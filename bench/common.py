@@ -40,6 +40,8 @@ class Settings:
     http_seconds: float
     http_clients: int = 8
     use_cache: bool = True
+    # Highlights in the generated Kindle clippings file of the `import` section.
+    import_count: int = 20_000
 
     @classmethod
     def full(cls, sizes: tuple[int, ...], use_cache: bool = True) -> Settings:
@@ -67,6 +69,7 @@ class Settings:
             ingest_count=50,
             http_seconds=0.5,
             use_cache=use_cache,
+            import_count=200,
         )
 
 

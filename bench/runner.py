@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import cold_start, corpus, http_load, libraries, overhead, tokens
+from bench import cold_start, corpus, http_load, import_kindle, libraries, overhead, tokens
 from bench.common import CACHE_DIR, Settings, log, machine, ratio, run_worker
 
-SECTIONS = ("library", "cold_start", "tool_call", "tokens", "http")
+SECTIONS = ("library", "cold_start", "tool_call", "tokens", "http", "import")
 TARGETS = {
     "cold_start_ratio": 1.3,
     "tools_list_tokens": 6000,
@@ -147,6 +147,8 @@ def _run(
         _section(
             results, "http", lambda: http_load.run(settings, smallest.path, smallest.highlight_ids)
         )
+    if "import" in sections:
+        _section(results, "import", lambda: import_kindle.run(settings.import_count))
     results["targets"] = targets(results, settings)
     results["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     results["total_seconds"] = round(time.perf_counter() - started, 1)
@@ -343,6 +345,25 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 _fmt(http["screvi"]["calls_per_s"], " calls/s"),
                 f"minimal echo {_fmt(http['minimal']['calls_per_s'], ' calls/s')}",
                 _fmt(http["screvi"]["ratio_to_minimal"], "x"),
+            )
+        )
+    imported = results.get("import")
+    if imported:
+        rows.append(
+            (
+                f"Kindle import, {imported['count']:,} highlights with embeddings",
+                f"{_fmt(imported['import_per_s'], ' /s')} "
+                f"({_fmt(imported['import_seconds'], ' s')})",
+                f"bulk create {_fmt(imported['bulk_per_s'], ' /s')}",
+                _fmt(imported["ratio_to_bulk"], "x"),
+            )
+        )
+        rows.append(
+            (
+                "  re-running the same import (0 new)",
+                _fmt(imported["rerun_seconds"], " s"),
+                "-",
+                "-",
             )
         )
     return rows

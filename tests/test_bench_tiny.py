@@ -33,11 +33,12 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-4000:]
     results = json.loads((tmp_path / "tiny.json").read_text())
-    for section in ("library", "cold_start", "tool_call", "tokens", "http", "targets"):
+    for section in ("library", "cold_start", "tool_call", "tokens", "http", "import", "targets"):
         assert section in results, f"section {section} missing"
     library = results["library"]["200"]
     assert library["search_hybrid"]["n"] > 0 and library["ingest"]["embedded"] > 0
     assert results["cold_start"]["imports"]["hosted_imports_no_local_stack"] is True
     assert results["tokens"]["tools_list"]["as_served"] > 0
     assert results["http"]["screvi"]["calls"] > 0 and results["http"]["screvi"]["errors"] == 0
+    assert results["import"]["count"] == 200 and results["import"]["rerun_new"] == 0
     assert "Figure" in done.stdout  # the table was printed
