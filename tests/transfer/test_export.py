@@ -101,12 +101,10 @@ def test_markdown_notes_are_updated_in_place_and_lose_deleted_highlights(tmp_pat
     sources = {row["source"]["id"]: row["source"] for row in rows}
     assert len(first) == len(sources)
     almanac = first["The Lighthouse Keeper's Almanac (Second Edition).md"]
-    almanac_id = next(
-        s["id"] for s in sources.values() if s["name"].endswith("(Second Edition)")
-    )
+    almanac_id = next(s["id"] for s in sources.values() if s["name"].endswith("(Second Edition)"))
     assert almanac.startswith(
         "---\n"
-        "title: \"The Lighthouse Keeper's Almanac (Second Edition)\"\n"
+        'title: "The Lighthouse Keeper\'s Almanac (Second Edition)"\n'
         'author: "Wren, Mara"\n'
         'type: "book"\n'
         "tags: []\n"

@@ -115,6 +115,7 @@ def test_dry_run_counts_everything_and_writes_nothing(tmp_path: Path) -> None:
     assert report.new_highlights == 5 and report.dry_run
     assert not missing.exists()  # not even an empty library file
     assert "would be new" in report.summary("dry")
+    assert "would create source: Field Notes on Quiet Machines" in report.summary("dry")
 
     existing = tmp_path / "library.sqlite"
     jobs.import_file("kindle", FIXTURES / "clippings_de.txt", existing, embed=False)

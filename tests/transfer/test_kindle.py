@@ -131,6 +131,21 @@ def parse_fixture(name: str) -> kindle.ParsedFile:
             None,
             "2014-03-03T22:20:00Z",
         ),
+        # Japanese and Chinese: the number before the word, AM/PM before the time.
+        (
+            "- 23ページ|位置No. 335-336のハイライト |作成日: 2019年5月2日木曜日 21:28:53",
+            "highlight",
+            ("23", "23"),
+            (335, 336),
+            "2019-05-02T21:28:53Z",
+        ),
+        (
+            "- 您在第 12 页（位置 #180-182）的标注 | 添加于 2024年3月3日星期日 下午10:15:02",
+            "highlight",
+            ("12", "12"),
+            (180, 182),
+            "2024-03-03T22:15:02Z",
+        ),
         # Italian and Portuguese wordings come from the same tables.
         (
             "- La tua evidenziazione alla posizione 180-182 | Aggiunto in data lunedì 3 marzo "

@@ -53,6 +53,12 @@ def test_only_highlight_and_title_are_required_and_columns_may_be_reordered() ->
     assert record.highlight == {"content": "Some text", "metadata": {"imported_from": "readwise"}}
 
 
+def test_dates_a_spreadsheet_rewrote_are_still_read() -> None:
+    raw = 'Highlight,Book Title,Highlighted at\nText,Book,"March 3, 2024 10:15 PM"\n'
+    [record] = readwise.parse("dates.csv", raw.encode()).records
+    assert record.highlight["date"] == "2024-03-03T22:15:00Z"
+
+
 def test_same_row_gives_the_same_key_and_a_different_text_another() -> None:
     row = f"{HEADER}\nText one,Book,A,,,,,location,10,,\nText two,Book,A,,,,,location,10,,\n"
     first, second = readwise.parse("a.csv", row.encode()).records

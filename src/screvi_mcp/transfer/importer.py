@@ -21,6 +21,8 @@ from screvi_mcp.transfer.records import ImportRecord, Notice, ParsedFile
 # Highlights per transaction: big enough to amortise commits and embedding batches, small
 # enough that a progress line moves and one failed batch costs little to redo.
 BATCH_SIZE = 200
+# A dry run names the sources it would create, up to this many.
+SHOWN_NEW_SOURCES = 20
 _RANK = {Outcome.unchanged: 0, Outcome.deleted: 1, Outcome.updated: 2, Outcome.created: 3}
 
 
@@ -33,6 +35,7 @@ class ImportReport:
     skipped: dict[str, int] = field(default_factory=dict)
     notices: list[Notice] = field(default_factory=list)
     rejected: list[Notice] = field(default_factory=list)
+    new_sources: list[str] = field(default_factory=list)
 
     @property
     def new_highlights(self) -> int:
@@ -67,6 +70,11 @@ class ImportReport:
         lines = [
             format_summary(title + (" (dry run: nothing written)" if self.dry_run else ""), rows)
         ]
+        if self.dry_run and self.new_sources:
+            shown = self.new_sources[:SHOWN_NEW_SOURCES]
+            lines.extend(f"  would create source: {name}" for name in shown)
+            if len(self.new_sources) > len(shown):
+                lines.append(f"  … and {len(self.new_sources) - len(shown)} more sources")
         for notice in self.notices:
             lines.append(f"  line {notice.line}: {notice.reason}")
         for notice in self.rejected:
@@ -172,6 +180,7 @@ def run_import(
     if progress is not None:
         progress.update(0, len(ready))
     source_outcomes: dict[str, Outcome] = {}
+    source_names = {source.key: source.body.name for _, source, _ in ready}
     with imports.ImportWriter(library, dry_run=dry_run) as writer:
         for batch in _batches(ready, batch_size):
             sources = list({source.key: source for _, source, _ in batch}.values())
@@ -184,4 +193,7 @@ def run_import(
             if progress is not None:
                 progress.advance(len(batch))
     report.sources.update(source_outcomes.values())
+    report.new_sources = sorted(
+        source_names[key] for key, result in source_outcomes.items() if result == Outcome.created
+    )
     return report

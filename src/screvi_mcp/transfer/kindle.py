@@ -41,19 +41,19 @@ SEPARATOR = "=========="
 # The kind of clip, by the words that name it (lower case), in every supported language.
 # Checked in this order: the first kind whose word appears in the first segment wins.
 KIND_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("bookmark", ("bookmark", "lesezeichen", "signet", "marcador", "segnalibro", "bladwijzer")),
-    ("note", ("note", "notiz", "nota", "notitie")),
+    (
+        "bookmark",
+        (
+            *("bookmark", "lesezeichen", "signet", "marcador", "segnalibro", "bladwijzer"),
+            *("ブックマーク", "书签"),
+        ),
+    ),
+    ("note", ("note", "notiz", "nota", "notitie", "メモ", "笔记")),
     (
         "highlight",
         (
-            "highlight",
-            "markierung",
-            "surlignement",
-            "subrayado",
-            "evidenziazione",
-            "destaque",
-            "markering",
-            "clip",
+            *("highlight", "markierung", "surlignement", "subrayado", "evidenziazione"),
+            *("destaque", "markering", "clip", "ハイライト", "标注"),
         ),
     ),
 )
@@ -68,6 +68,8 @@ LOCATION_WORDS = (
     "posizione",
     "posição",
     "locatie",
+    "位置no.",
+    "位置",
 )
 ADDED_WORDS = (
     "added on",
@@ -78,6 +80,8 @@ ADDED_WORDS = (
     "adicionado:",
     "adicionado em",
     "toegevoegd op",
+    "作成日",
+    "添加于",
 )
 MONTHS: dict[str, int] = {}
 for _names in (
@@ -95,8 +99,11 @@ for _names in (
 MONTHS.update({"jänner": 1, "sept": 9, "setiembre": 9})
 
 _NUMBER_RANGE = re.compile(
-    r"[\s:.]*([0-9]+|[ivxlcdm]+\b)(?:\s*[-–]\s*([0-9]+|[ivxlcdm]+\b))?", re.IGNORECASE
+    r"[\s:.#]*([0-9]+|[ivxlcdm]+\b)(?:\s*[-–]\s*([0-9]+|[ivxlcdm]+\b))?", re.IGNORECASE
 )
+# Japanese and Chinese put the number before the word: "23ページ", "第 12 页".
+_PAGE_AFTER_NUMBER = re.compile(r"(\d+)\s*(?:ページ|页)")
+_YEAR_MONTH_DAY = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日")
 _TIME = re.compile(
     r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(a\.?\s?m\.?|p\.?\s?m\.?)?(?![a-z])", re.IGNORECASE
 )
@@ -174,6 +181,12 @@ def _month(word: str) -> int | None:
 def parse_date(text: str) -> str | None:
     """An "Added on" date in any supported language, as ISO 8601 (UTC); None if unreadable."""
     lower = text.lower()
+    for word, meridiem in (("下午", " pm"), ("上午", " am"), ("午後", " pm"), ("午前", " am")):
+        if word in lower:  # Chinese and Japanese put AM/PM before the time
+            lower = lower.replace(word, " ")
+            found = _TIME.search(lower)
+            if found:
+                lower = lower[: found.end()] + meridiem + lower[found.end() :]
     time_match = _TIME.search(lower)
     hour = minute = second = 0
     if time_match:
@@ -185,8 +198,11 @@ def parse_date(text: str) -> str | None:
         elif meridiem == "am" and hour == 12:
             hour = 0
         lower = lower[: time_match.start()] + " " + lower[time_match.end() :]
-    words = re.findall(r"[^\W\d_]+|\d+", lower)
     year = month = day = None
+    east_asian = _YEAR_MONTH_DAY.search(lower)  # 2024年3月3日
+    if east_asian:
+        year, month, day = (int(part) for part in east_asian.groups())
+    words = [] if east_asian else re.findall(r"[^\W\d_]+|\d+", lower)
     for word in words:
         if word.isdigit():
             if len(word) == 4 and year is None:
@@ -211,8 +227,16 @@ def parse_metadata(line: str) -> Metadata:
     """(kind, page range, location range, ISO date) of a metadata line; ValueError if unknown."""
     body = line.strip().lstrip("-").strip()
     segments = [segment.strip() for segment in body.split("|")]
-    first = segments[0].lower()
-    kind = next((name for name, words in KIND_WORDS if any(word in first for word in words)), None)
+    # The kind is named in the first segment, except where a page comes first (Japanese).
+    kind = next(
+        (
+            name
+            for segment in segments
+            for name, words in KIND_WORDS
+            if any(word in segment.lower() for word in words)
+        ),
+        None,
+    )
     if kind is None:
         raise ValueError(f"unrecognised clip type in {line.strip()!r}")
     page = location = None
@@ -230,6 +254,10 @@ def parse_metadata(line: str) -> Metadata:
                 continue
         if page is None:
             page = _number_range(segment, PAGE_WORDS)
+    if page is None:
+        trailing = _PAGE_AFTER_NUMBER.search(body)
+        if trailing:
+            page = (trailing.group(1), trailing.group(1))
     if page is None and location is None and date is None:
         raise ValueError(f"no page, location or date in {line.strip()!r}")
     return kind, page, location, date

@@ -17,6 +17,7 @@ import io
 from typing import Any
 
 from screvi_mcp.local import clock
+from screvi_mcp.transfer.kindle import parse_date
 from screvi_mcp.transfer.records import (
     ImportRecord,
     MalformedFile,
@@ -75,7 +76,8 @@ def _date(text: str) -> str | None:
     try:
         return clock.normalise_timestamp(value.replace(" ", "T", 1) if "T" not in value else value)
     except (ValueError, OverflowError):
-        return None
+        # Not ISO 8601 (a spreadsheet re-saved it?): "March 3, 2024 10:15 AM" and the like.
+        return parse_date(value)
 
 
 def _location(text: str) -> int | None:
