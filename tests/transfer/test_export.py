@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from screvi_mcp.local.bodies import HighlightCreate
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.store import highlights as highlight_store
 from screvi_mcp.local.store import sources as source_store
@@ -138,6 +139,15 @@ def test_markdown_notes_are_updated_in_place_and_lose_deleted_highlights(tmp_pat
     assert f"^h-{gone['id']}" not in updated
     assert "My own thoughts." in updated
     assert updated.count("screvi:highlights:begin") == 1
+    # A highlight without a source gets a note too.
+    library = Library.open(library_path)
+    [lone] = highlight_store.create_many(
+        library, [HighlightCreate(content="A thought of my own.")], bulk=False
+    )
+    library.close()
+    export_library("markdown", folder, library_path)
+    second = notes(folder)
+    assert len(re.findall(rf"^\^h-{lone['id']}$", "".join(second.values()), re.M)) == 1
     # A third export with nothing changed leaves every note as it was.
     export_library("markdown", folder, library_path)
     assert notes(folder) == second

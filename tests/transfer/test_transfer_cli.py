@@ -78,6 +78,9 @@ def test_export_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert (tmp_path / "out.csv").read_text(encoding="utf-8").startswith("Highlight,Book Title,")
     code, _, err = run(capsys, "export", "csv", str(tmp_path), "--library", library)
     assert code == 1 and "give a file name" in err
+    missing = str(tmp_path / "nothing-here.sqlite")
+    code, _, err = run(capsys, "export", "json", str(tmp_path / "o.json"), "--library", missing)
+    assert code == 1 and "no library at" in err and not Path(missing).exists()
 
 
 def test_help_describes_the_commands() -> None:

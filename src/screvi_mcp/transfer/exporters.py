@@ -334,6 +334,8 @@ def export_library(
         raise ValueError("markdown export writes a folder of notes; give a directory")
     if kind != "markdown" and target.is_dir():
         raise ValueError(f"{kind} export writes one file; give a file name, not a directory")
+    if not library_path.exists():
+        raise ValueError(f"no library at {library_path} (give it with --library PATH)")
     dump = anyio.run(read_library, library_path, progress)
     if progress is not None:
         progress.finish()
