@@ -69,7 +69,7 @@ class Settings:
             ingest_count=50,
             http_seconds=0.5,
             use_cache=use_cache,
-            import_count=200,
+            import_count=50,
         )
 
 
