@@ -55,6 +55,7 @@ def comparable(rows: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
             row["date"],
             tuple(sorted(tag["name"] for tag in row["tags"])),
             row["metadata"].get("color"),
+            row["favorite"],
         )
         for row in rows
     }
@@ -71,6 +72,7 @@ def test_csv_round_trip_into_a_fresh_library_gives_the_same_highlights(tmp_path:
     assert not report.rejected
     assert report.new_highlights == len(original)
     assert comparable(stored(fresh)) == comparable(original)
+    assert sum(row["favorite"] for row in original) == 1  # the favourite survived the trip
     # And back into the library it came from: nothing new (same passages, same sources).
     again = jobs.import_file("readwise", exported, library_path, embed=False)
     assert again.new_highlights == 0 and again.sources["created"] == 0

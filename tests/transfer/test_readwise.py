@@ -38,7 +38,10 @@ def test_the_export_fixture() -> None:
         "Field Notes on Quiet Machines": "book",
     }
     # The row after the two-line record starts on line 5: line numbers count file lines.
-    assert records["Small tools outlive grand plans."].line == 5
+    tweet = records["Small tools outlive grand plans."]
+    assert tweet.line == 5
+    # Readwise's "favorite" tag is the library's favourite flag, not a tag.
+    assert tweet.highlight["favorite"] is True and "tags" not in tweet.highlight
     assert records["Caches are promises about the future."].highlight["tags"] == [
         "engineering",
         "web",

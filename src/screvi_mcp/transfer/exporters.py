@@ -30,7 +30,7 @@ import anyio
 from screvi_mcp.local import clock
 from screvi_mcp.models import Highlight, Source
 from screvi_mcp.progress import ProgressReporter
-from screvi_mcp.transfer.readwise import COLUMNS
+from screvi_mcp.transfer.readwise import COLUMNS, FAVORITE_TAG
 
 PAGE_SIZE = 100
 # The in-process library serves the export: its per-key request limit is for agents, and
@@ -123,7 +123,9 @@ def csv_row(highlight: Highlight, source: Source | None) -> dict[str, str]:
         "Amazon Book ID": str(metadata.get("asin") or ""),
         "Note": highlight.note or "",
         "Color": str(metadata.get("color") or ""),
-        "Tags": ", ".join(tag.name for tag in highlight.tags),
+        "Tags": ", ".join(
+            [tag.name for tag in highlight.tags] + ([FAVORITE_TAG] if highlight.favorite else [])
+        ),
         "Location Type": location_type,
         "Location": location,
         "Highlighted at": date,

@@ -40,6 +40,7 @@ COLUMNS: tuple[str, ...] = (
     "Document tags",
 )
 REQUIRED = ("Highlight", "Book Title")
+FAVORITE_TAG = "favorite"
 # Location Type values, as Readwise writes them, mapped to what they tell about the source.
 TIME_LOCATIONS = ("time", "time_offset", "timestamp")
 WEB_LOCATIONS = ("offset",)
@@ -159,6 +160,9 @@ def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord 
     for name in split_tags(row.get("Document tags", "")):
         if name.casefold() not in {tag.casefold() for tag in tags}:
             tags.append(name)
+    # Readwise marks favourites with a tag; the library has a field for it.
+    favorite = any(tag.casefold() == FAVORITE_TAG for tag in tags)
+    tags = [tag for tag in tags if tag.casefold() != FAVORITE_TAG]
     metadata: dict[str, Any] = {"imported_from": "readwise"}
     if asin:
         metadata["asin"] = asin  # the API does not return a source's asin; exports need it
@@ -175,6 +179,8 @@ def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord 
         highlight["note"] = note
     if tags:
         highlight["tags"] = tags
+    if favorite:
+        highlight["favorite"] = True
     location = _location(raw_location)
     if location is not None:
         highlight["location"] = location
