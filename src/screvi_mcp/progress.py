@@ -168,7 +168,9 @@ class ProgressReporter:
         if self._finished_at is not None:
             return [f"done in {format_duration(self.elapsed)}"]
         eta = self.eta()
-        return [] if eta is None else [f"ETA {format_duration(eta)}"]
+        if eta is None or (self.total is not None and self.done >= self.total):
+            return []
+        return [f"ETA {format_duration(eta)}"]
 
     def _maybe_draw(self) -> None:
         if not self._enabled or self._finished_at is not None:
