@@ -225,7 +225,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"screvi-mcp: no file at {path}", file=sys.stderr)
         return 1
     library_path = config.library_path(args.library)
-    progress = ProgressReporter("importing", unit="highlights", enabled=not args.quiet)
+    def progress() -> ProgressReporter:
+        return ProgressReporter("importing", unit="highlights", enabled=not args.quiet)
+
     try:
         report = import_file(
             args.format, path, library_path, dry_run=args.dry_run, progress=progress

@@ -71,13 +71,15 @@ def import_file(
     library_path: Path,
     *,
     dry_run: bool = False,
-    progress: ProgressReporter | None = None,
+    progress: Callable[[], ProgressReporter] | None = None,
     embed: bool = True,
 ) -> ImportReport:
     """Import a Kindle or Readwise file into the library at `library_path`.
 
     With `embed` (the default) the semantic index is attached first, so each batch is
     embedded as it is written; without the `local` extra, search stays keyword-only.
+    `progress` makes the reporter once the writing starts, so that its clock (rate, ETA)
+    leaves out opening the library and loading the model.
     """
     parsed = parse_file(kind, path)
     with _library_for(library_path, dry_run=dry_run) as library:
@@ -85,7 +87,8 @@ def import_file(
             from screvi_mcp.local.search.setup import attach_semantic_index
 
             attach_semantic_index(library, backfill="never")
-        report = run_import(library, parsed, dry_run=dry_run, progress=progress)
-        if progress is not None:
-            progress.finish()
+        reporter = progress() if progress is not None else None
+        report = run_import(library, parsed, dry_run=dry_run, progress=reporter)
+        if reporter is not None:
+            reporter.finish()
         return report
