@@ -149,6 +149,21 @@ def test_records_the_rules_refuse_are_reported_with_their_line(tmp_path: Path) -
     assert [h["content"] for h in contents(library_path)] == ["Fine text"]
 
 
+def test_a_record_that_breaks_a_rule_while_writing_costs_only_itself(tmp_path: Path) -> None:
+    # A tag named like a tag id that does not exist is refused by the library (422), which
+    # only shows inside the batch's transaction: the batch is retried record by record.
+    library_path = tmp_path / "library.sqlite"
+    rows = "".join(f"Passage {n},Book,Author,plain,location,{n}\n" for n in range(5))
+    rows += "Odd one,Book,Author,123e4567-e89b-12d3-a456-426614174000,location,9\n"
+    path = tmp_path / "tags.csv"
+    path.write_text("Highlight,Book Title,Book Author,Tags,Location Type,Location\n" + rows)
+    report = jobs.import_file("readwise", path, library_path, embed=False)
+    assert report.new_highlights == 5
+    [(line, reason)] = [(n.line, n.reason) for n in report.rejected]
+    assert line == 7 and "no tag has the id" in reason
+    assert len(contents(library_path)) == 5
+
+
 def test_a_broken_file_writes_nothing_and_names_the_line(tmp_path: Path) -> None:
     library_path = tmp_path / "library.sqlite"
     good = clip("Book (Author)", f"- Your Highlight at location 1-2 | {ON_MONDAY}", "Kept?")

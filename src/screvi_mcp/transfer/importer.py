@@ -162,6 +162,28 @@ def _batches(
         yield items[start : start + size]
 
 
+def _write_batch(
+    writer: imports.ImportWriter,
+    batch: list[tuple[ImportRecord, SourceItem, HighlightItem]],
+    report: ImportReport,
+) -> list[imports.BatchOutcome]:
+    """Write a batch whole; if it breaks a rule, it was rolled back: write its records one by
+    one instead, so only the records at fault are rejected (with their lines)."""
+    sources = list({source.key: source for _, source, _ in batch}.values())
+    try:
+        return [writer.write_batch(sources, [item for _, _, item in batch])]
+    except imports.ImportRejected:
+        pass  # rolled back: find the records at fault
+    outcomes = []
+    for single in batch:
+        record, source, item = single
+        try:
+            outcomes.append(writer.write_batch([source], [item]))
+        except imports.ImportRejected as problem:
+            report.rejected.append(Notice(record.line, str(problem)))
+    return outcomes
+
+
 def run_import(
     library: Library,
     parsed: ParsedFile,
@@ -183,15 +205,15 @@ def run_import(
     source_names = {source.key: source.body.name for _, source, _ in ready}
     with imports.ImportWriter(library, dry_run=dry_run) as writer:
         for batch in _batches(ready, batch_size):
-            sources = list({source.key: source for _, source, _ in batch}.values())
-            outcome = writer.write_batch(sources, [item for _, _, item in batch])
-            for key, result in outcome.sources.items():
-                before = source_outcomes.get(key)
-                if before is None or _RANK[result] > _RANK[before]:
-                    source_outcomes[key] = result
-            report.highlights.update(outcome.highlights)
+            for outcome in _write_batch(writer, batch, report):
+                for key, result in outcome.sources.items():
+                    before = source_outcomes.get(key)
+                    if before is None or _RANK[result] > _RANK[before]:
+                        source_outcomes[key] = result
+                report.highlights.update(outcome.highlights)
             if progress is not None:
                 progress.advance(len(batch))
+    report.rejected.sort(key=lambda notice: notice.line)
     report.sources.update(source_outcomes.values())
     report.new_sources = sorted(
         source_names[key] for key, result in source_outcomes.items() if result == Outcome.created

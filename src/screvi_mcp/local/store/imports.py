@@ -153,9 +153,16 @@ class ImportWriter:
     def write_batch(
         self, sources: Sequence[SourceItem], highlights: Sequence[HighlightItem]
     ) -> BatchOutcome:
-        """Write one batch in one transaction; every highlight's source must be in `sources`."""
-        with self._transaction() as conn:
-            outcome, changed = _write(conn, sources, highlights)
+        """Write one batch in one transaction; every highlight's source must be in `sources`.
+
+        A rule the batch breaks while writing (a tag name shaped like an unknown tag id, say)
+        rolls the whole batch back and raises `ImportRejected`.
+        """
+        try:
+            with self._transaction() as conn:
+                outcome, changed = _write(conn, sources, highlights)
+        except ApiError as error:
+            raise _rejection(error) from None
         if not self.dry_run:
             self.library.notify_changed(changed)
         return outcome
