@@ -56,6 +56,13 @@ def test_only_highlight_and_title_are_required_and_columns_may_be_reordered() ->
     assert record.highlight == {"content": "Some text", "metadata": {"imported_from": "readwise"}}
 
 
+def test_a_spreadsheet_that_saved_it_with_semicolons_or_tabs() -> None:
+    for delimiter in (";", "\t"):
+        raw = f"Highlight{delimiter}Book Title\nOne, two{delimiter}A Book\n"
+        [record] = readwise.parse("semi.csv", raw.encode()).records
+        assert record.highlight["content"] == "One, two" and record.source["name"] == "A Book"
+
+
 def test_dates_a_spreadsheet_rewrote_are_still_read() -> None:
     raw = 'Highlight,Book Title,Highlighted at\nText,Book,"March 3, 2024 10:15 PM"\n'
     [record] = readwise.parse("dates.csv", raw.encode()).records

@@ -95,7 +95,10 @@ def _location(text: str) -> int | None:
 def parse(path: str, raw: bytes) -> ParsedFile:
     """Parse a whole CSV into import records (nothing is written here)."""
     text = decode_text(path, raw)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    first_line = text.split("\n", 1)[0]
+    # A spreadsheet re-saving the file may change the delimiter (';' in many locales).
+    delimiter = max((",", ";", "\t"), key=first_line.count)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     parsed = ParsedFile()
     try:
         header = next(reader, None)
