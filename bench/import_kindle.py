@@ -90,12 +90,12 @@ def clippings(count: int, seed: int = 21) -> tuple[str, list[dict[str, Any]]]:
 def _bulk_baseline(library_path: Path, items: list[dict[str, Any]]) -> float:
     from screvi_mcp.local.bodies import HighlightCreate, SourceCreate
     from screvi_mcp.local.library import Library
-    from screvi_mcp.local.search import setup
+    from screvi_mcp.local.search import attach
     from screvi_mcp.local.store import highlights, sources
 
     library = Library.open(library_path)
     try:
-        if setup.attach_semantic_index(library, backfill="never") is None:
+        if attach.attach_semantic_index(library, backfill="never") is None:
             raise RuntimeError("no semantic index: is the 'local' extra installed?")
         started = time.perf_counter()
         source_ids: dict[tuple[str, str], str] = {}
@@ -117,7 +117,7 @@ def _bulk_baseline(library_path: Path, items: list[dict[str, Any]]) -> float:
         for start in range(0, len(bodies), BULK_REQUEST):
             highlights.create_many(library, bodies[start : start + BULK_REQUEST], bulk=True)
         seconds = time.perf_counter() - started
-        setup.detach_semantic_index(library)
+        attach.detach_semantic_index(library)
         return seconds
     finally:
         library.close()

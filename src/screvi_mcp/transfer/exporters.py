@@ -65,11 +65,17 @@ class LibraryDump:
 
 async def read_library(library_path: Path, progress: ProgressReporter | None = None) -> LibraryDump:
     from screvi_mcp.client import ScreviClient
+    from screvi_mcp.local.transport import EmbeddedLibrary
 
     highlights: list[Highlight] = []
-    async with ScreviClient.embedded(
-        library_path, server_rate_limit_per_minute=EXPORT_RATE_LIMIT
-    ) as client:
+    transport = EmbeddedLibrary(library_path, rate_limit_per_minute=EXPORT_RATE_LIMIT)
+    await transport.start()
+    try:
+        client = ScreviClient(**transport.client_options())
+    except BaseException:
+        await transport.aclose()
+        raise
+    async with client:  # the client owns the transport: closing it ends the app
         sources = [
             source
             async for source in client.iterate(

@@ -59,7 +59,7 @@ def _library_for(library_path: Path, *, dry_run: bool) -> Iterator[Library]:
     try:
         yield library
     finally:
-        from screvi_mcp.local.search.setup import detach_semantic_index
+        from screvi_mcp.local.search.attach import detach_semantic_index
 
         detach_semantic_index(library)
         library.close()
@@ -84,7 +84,7 @@ def import_file(
     parsed = parse_file(kind, path)
     with _library_for(library_path, dry_run=dry_run) as library:
         if embed and not dry_run:
-            from screvi_mcp.local.search.setup import attach_semantic_index
+            from screvi_mcp.local.search.attach import attach_semantic_index
 
             attach_semantic_index(library, backfill="never")
         reporter = progress() if progress is not None else None

@@ -35,6 +35,7 @@ from screvi_mcp.local.library import Library
 from screvi_mcp.local.store import highlights as highlight_store
 from screvi_mcp.local.store import sources as source_store
 from screvi_mcp.local.store import tags as tag_store
+from screvi_mcp.local.store.errors import Invalid, StoreError
 
 # Imported sources may be of any type a library holds, except the single personal-notes
 # source. `article` sources made by an import carry highlights only: no saved page behind them.
@@ -66,8 +67,8 @@ class ImportRejected(ValueError):
     """An item the library's rules refuse; the message says which field and why."""
 
 
-def _rejection(error: ApiError) -> ImportRejected:
-    if error.fields:
+def _rejection(error: ApiError | StoreError) -> ImportRejected:
+    if isinstance(error, ApiError | Invalid) and error.fields:
         reasons = "; ".join(f"{name} {reason}" for name, reason in error.fields.items())
         return ImportRejected(reasons)
     return ImportRejected(error.message)
@@ -161,7 +162,7 @@ class ImportWriter:
         try:
             with self._transaction() as conn:
                 outcome, changed = _write(conn, sources, highlights)
-        except ApiError as error:
+        except (ApiError, StoreError) as error:
             raise _rejection(error) from None
         if not self.dry_run:
             self.library.notify_changed(changed)
