@@ -214,6 +214,7 @@ def cmd_library_rate_limit(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """`import kindle|readwise PATH`: parse whole, validate, write in batches, summarise."""
+    import sqlite3
     from pathlib import Path
 
     from screvi_mcp.progress import ProgressReporter
@@ -236,6 +237,15 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(
             f"screvi-mcp: cannot import {broken.path}: line {broken.line}: {broken.reason}. "
             "Nothing was imported.",
+            file=sys.stderr,
+        )
+        return 1
+    except (OSError, sqlite3.Error, RuntimeError) as failure:
+        # A disk, database or model failure mid-run: each batch is all-or-nothing, so what
+        # was committed is whole, and a re-run skips it by its import keys.
+        print(
+            f"screvi-mcp: the import stopped: {type(failure).__name__}: {failure}. Batches "
+            "already written are complete; run the same command again to continue.",
             file=sys.stderr,
         )
         return 1

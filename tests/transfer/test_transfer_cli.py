@@ -98,3 +98,12 @@ def test_help_describes_the_commands() -> None:
         check=True,
     )
     assert all(word in result.stdout for word in ("markdown", "csv", "json"))
+
+
+def test_a_library_that_cannot_be_opened_ends_with_a_message_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixture = str(FIXTURES / "clippings_en.txt")
+    code, out, err = run(capsys, "import", "kindle", fixture, "--library", str(tmp_path))
+    assert code == 1 and out == ""
+    assert "the import stopped" in err and "Traceback" not in err
