@@ -1,15 +1,33 @@
 # ruff: noqa: E501  (prose: one passage per line reads and diffs best)
 """A labelled set for judging search quality, written for this project (original text).
 
-Highlights span many subjects and a few invented sources and people (so that rare names are
-really rare). Queries come in four kinds: exact terms, rare names, paraphrases (few or no
-shared words with the relevant highlight) and mixed. `relevant` lists every highlight a
-careful reader would want for the query; the first is the best answer.
+The first part (here) is the original set: 69 highlights over ~25 subjects with invented
+sources and people (so that rare names are really rare) and 33 queries. `labelled_extra.py`
+adds 238 highlights (public-domain quotations and our own prose, including French, German
+and Spanish text, very short and very long highlights, notes and tags) and 96 queries.
+
+Query kinds (`KINDS`): paraphrase (no content word shared with the answer), exact (terms and
+code identifiers), name (a rare name alone), source (an author or title plus a topic), mixed,
+note (the answer is only in the reader's note), tag (the answer carries the tag, its text
+does not name it), crosslang (query and highlight in different languages), short (the answer
+has six words or fewer), long (the answer is late in a highlight of 256+ tokens), hard (the
+answer sits among highlights on the same subject). Negative queries have no answer:
+off_topic ones are far from every subject, near_topic ones sit next to a covered subject.
+
+THE SPLIT, made once and never changed: within each kind, in the order listed (original
+queries first, then the extra ones), the 1st, 3rd, 5th... query is in the tuning half and
+the 2nd, 4th, 6th... in the held-out half; negatives likewise within off_topic / near_topic.
+Every parameter of ranking and verification is fitted on the tuning half only; figures
+reported in docs/search.md are held-out figures.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+from labelled_extra import NEGATIVES_EXTRA, PASSAGES_EXTRA, QUERIES_EXTRA, SOURCES_EXTRA
 
 
 @dataclass(frozen=True)
@@ -26,16 +44,17 @@ class Passage:
     source: str | None
     content: str
     note: str | None = None
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class LabelledQuery:
     q: str
-    kind: str  # exact | name | paraphrase | mixed
-    relevant: tuple[str, ...]
+    kind: str  # one of KINDS
+    relevant: tuple[str, ...]  # graded: the first is the best answer (grade 2), others grade 1
 
 
-SOURCES = [
+ORIGINAL_SOURCES = [
     Source("garden", "The Patient Plot", "book", "Ingrid Vassbotten"),
     Source("sky", "Lights Over Tarrow Bay", "book", "Osei Mensah-Clarke"),
     Source("money", "Quiet Money", "book", "Delphine Okonkwo"),
@@ -48,7 +67,7 @@ SOURCES = [
     Source("self", "My notes", "self", None),
 ]
 
-PASSAGES = [
+ORIGINAL_PASSAGES = [
     # gardening
     Passage(
         "tomato_blight",
@@ -408,7 +427,7 @@ PASSAGES = [
     ),
 ]
 
-QUERIES = [
+ORIGINAL_QUERIES = [
     # exact terms
     LabelledQuery("sourdough starter", "exact", ("sourdough_starter",)),
     LabelledQuery("Maillard reaction", "exact", ("maillard",)),
@@ -497,7 +516,7 @@ QUERIES = [
 
 # Queries about nothing in the set: with default parameters they should return no semantic
 # matches at all (only noise could match them).
-OFF_TOPIC_QUERIES = [
+ORIGINAL_OFF_TOPIC = [
     "quantum chromodynamics lattice simulations",
     "tax rules for cryptocurrency staking in Singapore",
     "how to replace a bicycle brake cable",
@@ -505,3 +524,49 @@ OFF_TOPIC_QUERIES = [
     "symptoms of vitamin B12 deficiency",
     "history of the Byzantine emperors",
 ]
+
+
+KINDS = (
+    "paraphrase",
+    "exact",
+    "name",
+    "source",
+    "mixed",
+    "note",
+    "tag",
+    "crosslang",
+    "short",
+    "long",
+    "hard",
+)
+NEGATIVE_KINDS = ("off_topic", "near_topic")
+HALVES = ("tuning", "heldout")
+
+SOURCES = ORIGINAL_SOURCES + [Source(*row) for row in SOURCES_EXTRA]
+PASSAGES = ORIGINAL_PASSAGES + [
+    Passage(key, source, content, note, tags)
+    for key, source, content, note, tags in PASSAGES_EXTRA
+]
+QUERIES = ORIGINAL_QUERIES + [LabelledQuery(q, kind, relevant) for q, kind, relevant in QUERIES_EXTRA]
+NEGATIVES: list[tuple[str, str]] = [(q, "off_topic") for q in ORIGINAL_OFF_TOPIC] + NEGATIVES_EXTRA
+# Kept for older tests: the far-off negatives.
+OFF_TOPIC_QUERIES = [q for q, kind in NEGATIVES if kind == "off_topic"]
+
+
+T = TypeVar("T")
+
+
+def _split(items: list[T], kind_of: Callable[[T], str]) -> dict[str, list[T]]:
+    """The fixed rule in the module docstring: alternate within each kind, in file order."""
+    seen: dict[str, int] = {}
+    halves: dict[str, list[T]] = {half: [] for half in HALVES}
+    for item in items:
+        kind = kind_of(item)
+        position = seen.get(kind, 0)
+        seen[kind] = position + 1
+        halves[HALVES[position % 2]].append(item)
+    return halves
+
+
+QUERIES_BY_HALF = _split(QUERIES, lambda query: query.kind)
+NEGATIVES_BY_HALF = _split(NEGATIVES, lambda negative: negative[1])

@@ -60,13 +60,8 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
     if not text:
         return [], 0
     keyword = keyword_ranking(conn, text, filters, CANDIDATES_PER_SIDE)
-    semantic: list[SemanticMatch] = []
     index = semantic_index_for(library)
-    if index is None:
-        _warn_keyword_only()
-    else:
-        min_relevance = min(max(query.min_relevance, 0.0), 1.0)
-        semantic = index.semantic_ranking(conn, text, filters, min_relevance, CANDIDATES_PER_SIDE)
+    semantic = semantic_side(library, query)
     fused = reciprocal_rank_fusion(keyword, semantic)
     verified: dict[int, float] = {}
     if query.verify and index is not None and semantic:
@@ -80,6 +75,21 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
     # semantic against the table, so an index that missed a delete surfaces nothing dead):
     # checking the page a third time would only repeat the same query.
     return [_to_hit(hit, verified) for hit in page], total
+
+
+def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
+    """The semantic matches search fuses for `query`, best first (empty without an index)."""
+    index = semantic_index_for(library)
+    text = query.q.strip()
+    if index is None:
+        _warn_keyword_only()
+        return []
+    if not text:
+        return []
+    min_relevance = min(max(query.min_relevance, 0.0), 1.0)
+    return index.semantic_ranking(
+        library.connection(), text, query.filters(), min_relevance, CANDIDATES_PER_SIDE
+    )
 
 
 def _kept_after_verify(hit: FusedHit, verified: dict[int, float], threshold: float) -> bool:

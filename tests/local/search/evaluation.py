@@ -1,0 +1,195 @@
+"""Search quality on the labelled set, per kind of query, for four ways of searching.
+
+- keyword: the keyword side alone (`keyword_ranking`);
+- semantic: the vector ranking alone with no threshold (its best case for ranking; for
+  negatives, the semantic side as search applies it at the defaults);
+- hybrid: `engine.search` exactly as a client calls it, default parameters;
+- hybrid+verify: the same with `verify=true`.
+
+For each kind: top-1 and top-3 hit rate and MRR (first relevant highlight anywhere in the
+first 50 results). For negatives: the share of queries that return nothing.
+
+Run it on either half of the split (labelled_set.py says how the split was made):
+
+    .venv/bin/python tests/local/search/evaluation.py --half heldout
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from labelled_set import (
+    HALVES,
+    KINDS,
+    NEGATIVE_KINDS,
+    NEGATIVES_BY_HALF,
+    PASSAGES,
+    QUERIES_BY_HALF,
+    SOURCES,
+    LabelledQuery,
+)
+from search_rows import LibraryRows
+
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.search.engine import SearchQuery, search, semantic_side
+from screvi_mcp.local.search.filters import Filters
+from screvi_mcp.local.search.keyword import keyword_ranking
+from screvi_mcp.local.search.registry import semantic_index_for
+
+METHODS = ("keyword", "semantic", "hybrid", "hybrid+verify")
+DEPTH = 50
+
+Ranker = Callable[[str], list[str]]
+
+
+@dataclass(frozen=True)
+class KindScores:
+    count: int
+    top1: float
+    top3: float
+    mrr: float
+
+
+@dataclass(frozen=True)
+class Report:
+    half: str
+    positive: dict[str, dict[str, KindScores]]  # method -> kind (and "all") -> scores
+    negative_empty: dict[str, dict[str, float]]  # method -> negative kind (and "all") -> rate
+
+    def overall(self, method: str) -> KindScores:
+        return self.positive[method]["all"]
+
+    def render(self) -> str:
+        lines = [f"labelled set, {self.half} half: {len(PASSAGES)} highlights"]
+        header = f"  {'kind':11s} {'n':>3s}  " + "  ".join(f"{m:>22s}" for m in METHODS)
+        lines += [header, "  " + " " * 17 + "  ".join(f"{'top1  top3  MRR':>22s}" for _ in METHODS)]
+        for kind in (*KINDS, "all"):
+            cells = []
+            count = self.positive[METHODS[0]][kind].count
+            if not count:
+                continue
+            for method in METHODS:
+                s = self.positive[method][kind]
+                cells.append(f"{s.top1:>10.2f}{s.top3:>6.2f}{s.mrr:>6.2f}")
+            lines.append(f"  {kind:11s} {count:>3d}  " + "  ".join(cells))
+        lines.append("  negatives returning nothing:")
+        for kind in (*NEGATIVE_KINDS, "all"):
+            cells = [f"{self.negative_empty[m][kind]:>22.2f}" for m in METHODS]
+            lines.append(f"  {kind:11s}      " + "  ".join(cells))
+        return "\n".join(lines)
+
+
+class LabelledLibrary:
+    """A library on disk holding the whole labelled set, embedded, and its rankers."""
+
+    def __init__(self, library: Library) -> None:
+        self.library = library
+        rows = LibraryRows(library)
+        source_ids = {s.key: rows.source(s.name, s.type, s.author) for s in SOURCES}
+        seqs = rows.highlights(
+            [
+                (p.content, source_ids[p.source] if p.source else None, p.note, False, list(p.tags))
+                for p in PASSAGES
+            ]
+        )
+        self.key_of = {seq: p.key for seq, p in zip(seqs, PASSAGES, strict=True)}
+        self.seq_of = {key: seq for seq, key in self.key_of.items()}
+
+    def keyword(self, q: str) -> list[str]:
+        conn = self.library.connection()
+        return [self.key_of[s] for s in keyword_ranking(conn, q, Filters(), DEPTH)]
+
+    def semantic(self, q: str) -> list[str]:
+        index = semantic_index_for(self.library)
+        assert index is not None, "the semantic index is not attached"
+        conn = self.library.connection()
+        return [self.key_of[m.seq] for m in index.semantic_ranking(conn, q, Filters(), 0.0, DEPTH)]
+
+    def semantic_at_defaults(self, q: str) -> list[str]:
+        return [self.key_of[m.seq] for m in semantic_side(self.library, SearchQuery(q=q))]
+
+    def hybrid(self, q: str, verify: bool = False) -> list[str]:
+        hits, _ = search(self.library, SearchQuery(q=q, per_page=DEPTH, verify=verify))
+        return [self.key_of[hit.seq] for hit in hits]
+
+    def hybrid_verify(self, q: str) -> list[str]:
+        return self.hybrid(q, verify=True)
+
+    def rankers(self) -> dict[str, tuple[Ranker, Ranker]]:
+        """method -> (ranking for positives, ranking whose emptiness counts for negatives)"""
+        return {
+            "keyword": (self.keyword, self.keyword),
+            "semantic": (self.semantic, self.semantic_at_defaults),
+            "hybrid": (self.hybrid, self.hybrid),
+            "hybrid+verify": (self.hybrid_verify, self.hybrid_verify),
+        }
+
+
+def score(ranker: Ranker, queries: list[LabelledQuery]) -> KindScores:
+    top1 = top3 = reciprocal = 0.0
+    for query in queries:
+        ranked = ranker(query.q)
+        first = next((i for i, key in enumerate(ranked) if key in query.relevant), None)
+        if first is not None:
+            top1 += first < 1
+            top3 += first < 3
+            reciprocal += 1.0 / (first + 1)
+    n = max(len(queries), 1)
+    return KindScores(len(queries), top1 / n, top3 / n, reciprocal / n)
+
+
+def evaluate(labelled: LabelledLibrary, half: str) -> Report:
+    queries = QUERIES_BY_HALF[half]
+    negatives = NEGATIVES_BY_HALF[half]
+    positive: dict[str, dict[str, KindScores]] = {}
+    negative_empty: dict[str, dict[str, float]] = {}
+    for method, (ranker, gated) in labelled.rankers().items():
+        positive[method] = {
+            kind: score(ranker, [q for q in queries if q.kind == kind]) for kind in KINDS
+        }
+        positive[method]["all"] = score(ranker, queries)
+        empty = {q: not gated(q) for q, _ in negatives}
+        negative_empty[method] = {
+            kind: _mean([empty[q] for q, k in negatives if k == kind]) for kind in NEGATIVE_KINDS
+        }
+        negative_empty[method]["all"] = _mean(list(empty.values()))
+    return Report(half, positive, negative_empty)
+
+
+def _mean(values: list[bool]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+@contextmanager
+def labelled_library(directory: Path) -> Iterator[LabelledLibrary]:
+    """The labelled set in a fresh library under `directory`, embedded inline."""
+    from screvi_mcp.local.search.setup import attach_semantic_index, detach_semantic_index
+
+    library = Library.open(directory / "labelled.sqlite")
+    try:
+        if attach_semantic_index(library, backfill="now") is None:
+            raise RuntimeError("the 'local' extra is needed for the semantic side")
+        yield LabelledLibrary(library)
+        detach_semantic_index(library)
+    finally:
+        library.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--half", choices=[*HALVES, "both"], default="heldout")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
+        for half in HALVES if args.half == "both" else (args.half,):
+            print(evaluate(labelled, half).render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
