@@ -27,13 +27,21 @@ CALIBRATION_FILE = "calibration.json"
 
 @dataclass(frozen=True)
 class Calibration:
-    """Anchors (raw cosine -> similarity), strictly increasing, plus the default verifier's
-    logistic curve over the raw cosine (probability 0.5 at `verifier_midpoint`)."""
+    """Anchors (raw cosine -> similarity), strictly increasing; the query gate; and the
+    cosine verifier's logistic curve (probability 0.5 at `verifier_midpoint`), kept for
+    models that ship no judge of their own.
+
+    `gate` is a query-level decision: when the best semantic match of a query has a raw
+    cosine below it, nothing in the library is about the query and search returns no
+    semantic hits at all. Hits of a query that passes the gate are kept down to the lower
+    per-hit floor, `min_relevance` (0.72 by default) on the calibrated scale.
+    """
 
     raw: tuple[float, ...]
     calibrated: tuple[float, ...]
     verifier_midpoint: float
     verifier_slope: float
+    gate: float = -1.0
 
     def __post_init__(self) -> None:
         if len(self.raw) != len(self.calibrated) or len(self.raw) < 2:
@@ -57,21 +65,30 @@ class Calibration:
             return -1.0
         return float(np.interp(min_relevance, self.calibrated, self.raw))
 
+    def passes_gate(self, best_cosine: float, min_relevance: float) -> bool:
+        """Whether a query whose best match scores `best_cosine` gets semantic hits at all.
+
+        `min_relevance=0` turns every threshold off, the gate included.
+        """
+        return min_relevance <= self.calibrated[0] or best_cosine >= self.gate
+
     def probability(self, cosine: float) -> float:
         """The default verifier's probability that a match is about the query."""
         return 1.0 / (1.0 + math.exp(-self.verifier_slope * (cosine - self.verifier_midpoint)))
 
 
-# all-MiniLM-L6-v2 (int8), measured on the labelled set in tests/local/search (numbers in
-# docs/search.md). Raw 0.33 -> 0.72: off-topic queries' best cosines stayed below 0.30 (and
-# below 0.32 in DESIGN.md's separate check), while the best relevant match of 31 of 33
-# queries scored 0.34 or more. The verifier curve is a logistic fit on the same pairs
-# (slope 28.6, midpoint 0.368), rounded.
+# all-MiniLM-L6-v2 (int8), fitted on the TUNING half of the labelled set in tests/local/search
+# by fit_parameters.py (held-out figures in docs/search.md). The gate (best match of a query
+# below raw 0.37: no semantic hits) is what keeps negatives empty; the per-hit floor, raw
+# 0.26 <-> similarity 0.72, lets a query that passed the gate keep its weaker paraphrase
+# matches. The verifier curve is the old in-sample logistic fit on the raw cosine, used only
+# by a model without a judge of its own.
 MINILM = Calibration(
-    raw=(0.0, 0.33, 0.80, 1.0),
+    raw=(0.0, 0.26, 0.80, 1.0),
     calibrated=(0.0, 0.72, 0.97, 1.0),
     verifier_midpoint=0.37,
     verifier_slope=25.0,
+    gate=0.37,
 )
 
 # A model we know nothing about: similarity is its raw cosine, the verifier a soft step at
@@ -86,7 +103,7 @@ def calibration_for_directory(directory: Path) -> Calibration:
     """A custom model's `calibration.json` if it ships one, otherwise the identity map.
 
     The file holds {"raw": [...], "calibrated": [...], "verifier_midpoint": x,
-    "verifier_slope": y}, the same fields as `Calibration`.
+    "verifier_slope": y, "gate": g}, the same fields as `Calibration` ("gate" optional).
     """
     path = directory / CALIBRATION_FILE
     if not path.is_file():
@@ -103,4 +120,5 @@ def calibration_for_directory(directory: Path) -> Calibration:
         calibrated=tuple(float(x) for x in data["calibrated"]),
         verifier_midpoint=float(data["verifier_midpoint"]),
         verifier_slope=float(data["verifier_slope"]),
+        gate=float(data.get("gate", -1.0)),
     )

@@ -87,9 +87,14 @@ def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     if not text:
         return []
     min_relevance = min(max(query.min_relevance, 0.0), 1.0)
-    return index.semantic_ranking(
+    matches = index.semantic_ranking(
         library.connection(), text, query.filters(), min_relevance, CANDIDATES_PER_SIDE
     )
+    # Relevance is decided per query first: if even the best match is weak, the library
+    # holds nothing about this query, and the per-hit floor alone would let noise through.
+    if matches and not index.passes_gate(matches[0].cosine, min_relevance):
+        return []
+    return matches
 
 
 def _kept_after_verify(hit: FusedHit, verified: dict[int, float], threshold: float) -> bool:

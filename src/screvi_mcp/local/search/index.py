@@ -73,6 +73,9 @@ class SemanticIndex:
     def verify_threshold(self) -> float:
         return VERIFY_THRESHOLD
 
+    def passes_gate(self, best_cosine: float, min_relevance: float) -> bool:
+        return self.calibration.passes_gate(best_cosine, min_relevance)
+
     def load(self) -> None:
         """Fill the matrix from stored vectors: no embedding happens here."""
         conn = self.library.connection()

@@ -3,7 +3,7 @@
 Why "precise": in offline checks (DESIGN.md), a loose OR-of-terms BM25 list fused by RRF
 ranked worse than the semantic list alone, because highlights matching one common word
 crowd its top. So this side only lists highlights that match *all* the query's content
-words (and every quoted phrase) in content, note, source name or author — exact terms and
+words (and every quoted phrase) in content, note, source name, author or tag names — exact terms and
 rare names, which is what keyword search is good at — and leaves paraphrases to the
 semantic side. When a long query has no all-terms match, highlights missing a single
 common term are admitted after them (see `_relaxed`).
@@ -26,10 +26,10 @@ from screvi_mcp.local.search.stopwords import STOPWORDS
 # unicode61 splits on everything that is not a letter, a number or private use; `_` too.
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _PHRASE = re.compile(r'"([^"]*)"')
-# bm25 column weights: content, note, source_name, source_author. The highlight's own words
-# count most; a source title or author match is strong evidence too (rare names), a note a
-# little less than content.
-_COLUMN_WEIGHTS = (1.0, 0.8, 0.7, 0.7)
+# bm25 column weights: content, note, source_name, source_author, tags (migration 0009). The
+# highlight's own words count most; a source title or author match is strong evidence too
+# (rare names), a note a little less than content; a tag name is the reader's own label.
+_COLUMN_WEIGHTS = (1.0, 0.8, 0.7, 0.7, 0.8)
 MAX_TERMS = 16
 # Long queries only: with 3+ terms, one missing common word should not empty the list.
 _RELAX_MIN_TERMS = 3

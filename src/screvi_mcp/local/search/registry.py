@@ -20,6 +20,8 @@ class SemanticSide(Protocol):
     @property
     def verify_threshold(self) -> float: ...
 
+    def passes_gate(self, best_cosine: float, min_relevance: float) -> bool: ...
+
     def semantic_ranking(
         self,
         conn: sqlite3.Connection,
