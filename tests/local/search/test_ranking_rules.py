@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from search_rows import LibraryRows
 
 from screvi_mcp.local.library import Library
@@ -40,3 +41,48 @@ def test_tag_changes_keep_the_keyword_index_in_sync(library: Library, rows: Libr
         conn.execute("DELETE FROM tags WHERE name_key = 'travel'")  # link rows cascade
     assert seqs(library, "travel") == []
     assert seqs(library, "clothes") == [other]
+
+
+# --- a query naming a source or author plus a topic -------------------------------------
+
+
+def test_named_source_detection(library: Library, rows: LibraryRows) -> None:
+    from screvi_mcp.local.search.named_sources import named_source
+
+    rows.source("Self-Reliance", "book", "Ralph Waldo Emerson")
+    rows.source("Version Control Field Notes", "article", "Tamsin Okafor-Lunde")
+    conn = library.connection()
+    found = named_source(conn, "what does Emerson say about conformity")
+    assert found is not None and found.name_word == "emerson"
+    assert "Emerson" not in found.topic and "conformity" in found.topic
+    # A lower-case title word is a topic word; a bare name is left to the keyword side.
+    assert named_source(conn, "things outside my control") is None
+    assert named_source(conn, "Emerson") is None
+    found = named_source(conn, "Field Notes on merging")
+    assert found is not None and found.name_word in {"field", "notes"}
+
+
+def test_a_named_author_ranks_their_matching_highlight_first(
+    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.local.search import engine
+
+    emerson = rows.source("Self-Reliance", "book", "Ralph Waldo Emerson")
+    other = rows.source("Crowds", "book", "Imke Valdersee")
+    mine = rows.highlight(
+        "Whoso would be a man must be a nonconformist. Nothing is at last sacred but the "
+        "integrity of your own mind.",
+        emerson,
+    )
+    his = {
+        mine,
+        rows.highlight("Trust thyself: every heart vibrates to that iron string.", emerson),
+        rows.highlight("A foolish consistency is the hobgoblin of little minds.", emerson),
+    }
+    rows.highlight("Social conformity makes people agree with a group they know is wrong.", other)
+    rows.highlight("Peer pressure to conform is strongest among teenagers.", other)
+    q = "what does Emerson say about conformity"
+    found = seqs(semantic_library, q)
+    assert found[0] in his and mine in found[:3]
+    monkeypatch.setattr(engine, "NAMED_SOURCE_LEAD", 0)
+    assert seqs(semantic_library, q)[0] not in his  # without the rule another source leads

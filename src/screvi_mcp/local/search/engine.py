@@ -6,14 +6,21 @@ renders the highlight rows of the returned seqs in the order given.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE, MAX_SEARCH_PER_PAGE
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.filters import Filters
-from screvi_mcp.local.search.fusion import FusedHit, SemanticMatch, reciprocal_rank_fusion
+from screvi_mcp.local.search.fusion import (
+    FusedHit,
+    SemanticMatch,
+    lead_with_source,
+    reciprocal_rank_fusion,
+)
 from screvi_mcp.local.search.keyword import keyword_ranking
+from screvi_mcp.local.search.named_sources import named_source
 from screvi_mcp.local.search.registry import semantic_index_for
 
 log = logging.getLogger("screvi_mcp.local.search")
@@ -21,6 +28,10 @@ log = logging.getLogger("screvi_mcp.local.search")
 # Each side lists at most this many candidates: the fused list (and so `total`) is bounded,
 # and a page deep in the tail of either side says nothing useful anyway.
 CANDIDATES_PER_SIDE = 1000
+# A query naming a source ("Seneca on wasting time") puts at most this many of that source's
+# best matches first, chosen among its best matches for the topic.
+NAMED_SOURCE_LEAD = 3
+NAMED_SOURCE_CANDIDATES = 10
 
 _warned_keyword_only = False
 
@@ -62,7 +73,11 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
     keyword = keyword_ranking(conn, text, filters, CANDIDATES_PER_SIDE)
     index = semantic_index_for(library)
     semantic = semantic_side(library, query)
-    fused = reciprocal_rank_fusion(keyword, semantic)
+    fused = lead_with_source(
+        reciprocal_rank_fusion(keyword, semantic),
+        named_source_side(library, query),
+        NAMED_SOURCE_LEAD,
+    )
     verified: dict[int, float] = {}
     if query.verify and index is not None and semantic:
         verified = index.verify(conn, text, semantic)
@@ -95,6 +110,25 @@ def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     if matches and not index.passes_gate(matches[0].cosine, min_relevance):
         return []
     return matches
+
+
+def named_source_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
+    """For a query naming a source plus a topic: that source's best matches for the topic.
+
+    The question's embedding is mostly about the name, which no highlight text contains, so
+    the topic alone is embedded and only that source's highlights are ranked. No gate and
+    no floor here: the reader named the source, so its closest highlights are the answer
+    even when their cosine is modest; only the best few are put first.
+    """
+    index = semantic_index_for(library)
+    if index is None or query.filters().source:
+        return []
+    conn = library.connection()
+    named = named_source(conn, query.q)
+    if named is None:
+        return []
+    filters = dataclasses.replace(query.filters(), source=named.name_word)
+    return index.semantic_ranking(conn, named.topic, filters, 0.0, NAMED_SOURCE_CANDIDATES)
 
 
 def _kept_after_verify(hit: FusedHit, verified: dict[int, float], threshold: float) -> bool:

@@ -57,3 +57,37 @@ def reciprocal_rank_fusion(
         )
     )
     return hits
+
+
+def lead_with_source(
+    fused: list[FusedHit], in_source: list[SemanticMatch], lead: int
+) -> list[FusedHit]:
+    """The named source's best `lead` highlights first, then the rest of `fused`.
+
+    Used for a query that names a source: `in_source` ranks that source's highlights by the
+    query's topic alone. They are ordered by RRF over that ranking and their place in the
+    normal fused list (which saw the whole question), those matching every keyword first
+    (they have the topic's very words). Relevance stays decreasing down the list.
+    """
+    if not in_source:
+        return fused
+    position = {hit.seq: rank for rank, hit in enumerate(fused, start=1)}
+    by_seq = {hit.seq: hit for hit in fused}
+    beyond = len(fused) + len(in_source) + 1
+
+    def order(item: tuple[int, SemanticMatch]) -> tuple[bool, float]:
+        topic_rank, match = item
+        had = by_seq.get(match.seq)
+        combined = 1.0 / (RRF_K + topic_rank) + 1.0 / (RRF_K + position.get(match.seq, beyond))
+        return (had is None or had.keyword_rank is None, -combined)
+
+    chosen = [match for _, match in sorted(enumerate(in_source, start=1), key=order)][:lead]
+    ceiling = max((hit.relevance for hit in fused), default=0.0)
+    first: list[FusedHit] = []
+    for rank, match in enumerate(chosen, start=1):
+        had = by_seq.get(match.seq)
+        semantic = had.semantic if had is not None and had.semantic is not None else match
+        keyword_rank = had.keyword_rank if had is not None else None
+        first.append(FusedHit(match.seq, ceiling + 1.0 / (RRF_K + rank), semantic, keyword_rank))
+    chosen_seqs = {match.seq for match in chosen}
+    return first + [hit for hit in fused if hit.seq not in chosen_seqs]

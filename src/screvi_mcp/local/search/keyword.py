@@ -24,7 +24,7 @@ from screvi_mcp.local.search.filters import Filters, build_sql_filter
 from screvi_mcp.local.search.stopwords import STOPWORDS
 
 # unicode61 splits on everything that is not a letter, a number or private use; `_` too.
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _PHRASE = re.compile(r'"([^"]*)"')
 # bm25 column weights: content, note, source_name, source_author, tags (migration 0009). The
 # highlight's own words count most; a source title or author match is strong evidence too
@@ -66,7 +66,7 @@ def _quote(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    return [word.lower() for word in _WORD.findall(text)]
+    return [word.lower() for word in WORD.findall(text)]
 
 
 def parse_query(text: str) -> KeywordQuery:
