@@ -20,7 +20,9 @@ def seqs(library: Library, q: str, **kwargs: object) -> list[int]:
 def test_a_tag_name_finds_highlights_whose_words_never_say_it(
     library: Library, rows: LibraryRows
 ) -> None:
-    tagged = rows.highlight("Men are disturbed not by things, but by their views of them.", tags=["Stoicism"])
+    tagged = rows.highlight(
+        "Men are disturbed not by things, but by their views of them.", tags=["Stoicism"]
+    )
     rows.highlight("An untagged line about things and views.")
     assert seqs(library, "stoicism") == [tagged]
     assert seqs(library, "stoic") == []  # porter: stoic != stoicism, no loose match
