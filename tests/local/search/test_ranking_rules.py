@@ -88,3 +88,44 @@ def test_a_named_author_ranks_their_matching_highlight_first(
     assert found[0] in his and mine in found[:3]
     monkeypatch.setattr(engine, "NAMED_SOURCE_LEAD", 0)
     assert seqs(semantic_library, q)[0] not in his  # without the rule another source leads
+
+
+# --- long highlights are embedded whole ---------------------------------------------------
+
+_GARDEN_DIARY = " ".join(
+    f"In week {week} of the year the diary notes the {crop} beds, the rain gauge, the slugs"
+    f" on the {crop}, the compost heap and which seeds were sown in the cold frame."
+    for week, crop in enumerate(
+        ["potato", "onion", "carrot", "lettuce", "bean", "pea", "leek", "cabbage", "radish",
+         "beetroot", "spinach", "chard"],
+        start=1,
+    )
+)
+_LATE_DETAIL = (
+    " At the very end the diary records that the lighthouse lamp went out for forty minutes"
+    " because the keeper on watch had fallen asleep, and a schooner was wrecked on the reef."
+)
+
+
+def test_a_detail_after_token_256_is_found_by_meaning(
+    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.local.search import embedder as embedder_module
+    from screvi_mcp.local.search.embedder import load_embedder
+
+    text = _GARDEN_DIARY + _LATE_DETAIL
+    model = load_embedder()
+    assert len(model._tokenizer.encode(text).overflowing) >= 1  # really longer than 256
+    q = "the lighthouse keeper fell asleep and the lamp went out"
+    query = model.embed([q])[0]
+    whole = float(model.embed([text])[0] @ query)
+    monkeypatch.setattr(embedder_module, "MAX_WINDOWS", 1)
+    cut = float(model.embed([text])[0] @ query)
+    monkeypatch.undo()
+    assert whole > cut + 0.1, (whole, cut)
+
+    long_seq = rows.highlight(text)
+    rows.highlight("Lighthouses were painted in stripes so sailors could tell them apart by day.")
+    rows.highlight("Keep a torch by the bed in case the power goes out.")
+    rows.highlight("Sleep comes easier in a cool, dark room.")
+    assert seqs(semantic_library, q)[:1] == [long_seq]

@@ -19,14 +19,19 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from tokenizers import Tokenizer
+from tokenizers import Encoding, Tokenizer
 
 from screvi_mcp.local.search.onnx_runtime import cpu_session
 
 MODEL_DIR_ENV = "SCREVI_EMBEDDING_MODEL_DIR"
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
-# MiniLM was trained on 128-token inputs and reads up to 256; longer highlights are cut.
+# MiniLM was trained on 128-token inputs and reads up to 256. A longer text is read in
+# windows of 256 tokens overlapping by 32, and its vector is the mean of the windows'
+# vectors, so a detail after token 256 still moves it (issue 11: a late answer was never
+# found by meaning). Windows past the cap are not read (about 3,500 tokens).
 MAX_TOKENS = 256
+WINDOW_OVERLAP = 32
+MAX_WINDOWS = 16
 BATCH_SIZE = 32
 
 Vectors = npt.NDArray[np.float32]
@@ -42,7 +47,7 @@ class Embedder:
     def __init__(self, model_path: Path, tokenizer_path: Path, model_id: str) -> None:
         self.model_id = model_id
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS, stride=WINDOW_OVERLAP)
         self._tokenizer.no_padding()  # we pad per batch, to the batch's longest text
         self._session = cpu_session(model_path)
         self._inputs = {node.name for node in self._session.get_inputs()}
@@ -52,24 +57,36 @@ class Embedder:
         """One normalised row per text, in the order given."""
         if not texts:
             return np.zeros((0, getattr(self, "dimensions", 0)), dtype=np.float32)
-        # Batching texts of similar length wastes less work on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: Vectors | None = None
+        # Every window of every text is one unit of work; a text's windows are pooled after.
+        units: list[Encoding] = []
+        owner: list[int] = []
+        for index, encoding in enumerate(self._tokenizer.encode_batch(texts)):
+            windows = [encoding, *encoding.overflowing][:MAX_WINDOWS]
+            units.extend(windows)
+            owner.extend([index] * len(windows))
+        # Batching units of similar length wastes less work on padding.
+        order = sorted(range(len(units)), key=lambda i: len(units[i].ids))
+        unit_vectors: Vectors | None = None
         for start in range(0, len(order), BATCH_SIZE):
             chunk = order[start : start + BATCH_SIZE]
-            vectors = self._embed_batch([texts[i] for i in chunk])
-            if out is None:
-                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
-            out[chunk] = vectors
-        assert out is not None
-        return out
+            vectors = self._embed_batch([units[i] for i in chunk])
+            if unit_vectors is None:
+                unit_vectors = np.empty((len(units), vectors.shape[1]), dtype=np.float32)
+            unit_vectors[chunk] = vectors
+        assert unit_vectors is not None
+        if len(units) == len(texts):
+            return unit_vectors
+        pooled = np.zeros((len(texts), unit_vectors.shape[1]), dtype=np.float32)
+        np.add.at(pooled, np.asarray(owner), unit_vectors)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        result: Vectors = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return result
 
-    def _embed_batch(self, texts: list[str]) -> Vectors:
-        encodings = self._tokenizer.encode_batch(texts)
+    def _embed_batch(self, encodings: list[Encoding]) -> Vectors:
         width = max(len(encoding.ids) for encoding in encodings)
-        ids = np.zeros((len(texts), width), dtype=np.int64)
-        mask = np.zeros((len(texts), width), dtype=np.int64)
-        types = np.zeros((len(texts), width), dtype=np.int64)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.zeros((len(encodings), width), dtype=np.int64)
         for row, encoding in enumerate(encodings):
             n = len(encoding.ids)
             ids[row, :n] = encoding.ids
