@@ -129,3 +129,20 @@ def test_a_detail_after_token_256_is_found_by_meaning(
     rows.highlight("Keep a torch by the bed in case the power goes out.")
     rows.highlight("Sleep comes easier in a cool, dark room.")
     assert seqs(semantic_library, q)[:1] == [long_seq]
+
+
+# --- morphological variants ---------------------------------------------------------------
+
+
+def test_variants_match_when_the_exact_stem_matches_nothing(
+    library: Library, rows: LibraryRows
+) -> None:
+    thoreau = rows.highlight("Our life is frittered away by detail. Simplicity, simplicity!")
+    emerson = rows.highlight("Whoso would be a man must be a nonconformist.")
+    # porter: simply -> simpli, simplicity -> simplic; the shared prefix joins them
+    assert seqs(library, "simply") == [thoreau]
+    assert seqs(library, "conformist") == []  # a prefix, not any substring
+    plain = rows.highlight("Put simply, write less.")
+    # An exact stem match exists now, so the looser variants are not added.
+    assert seqs(library, "simply") == [plain]
+    assert emerson not in seqs(library, "simply")

@@ -14,6 +14,7 @@ so `AND`, `NEAR(`, `*`, `:` or unbalanced quotes in `q` are just words.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -31,6 +32,10 @@ _PHRASE = re.compile(r'"([^"]*)"')
 # (rare names), a note a little less than content; a tag name is the reader's own label.
 _COLUMN_WEIGHTS = (1.0, 0.8, 0.7, 0.7, 0.8)
 MAX_TERMS = 16
+# Morphological variants: a word of 6+ letters also matches words sharing its first 60%
+# (at least 5 letters).
+_PREFIX_MIN_LENGTH = 6
+_PREFIX_SHARE = 0.6
 # Long queries only: with 3+ terms, one missing common word should not empty the list.
 _RELAX_MIN_TERMS = 3
 # A relaxed match must still cover this share of the query's IDF weight.
@@ -43,13 +48,15 @@ class KeywordQuery:
 
     terms: tuple[str, ...]
     phrases: tuple[tuple[str, ...], ...]
+    variants: bool = False  # terms also match words sharing their first 60% (_term_clause)
 
     @property
     def empty(self) -> bool:
         return not self.terms and not self.phrases
 
     def clauses(self) -> list[str]:
-        return [_quote(term) for term in self.terms] + [
+        term_clause = _term_clause if self.variants else _quote
+        return [term_clause(term) for term in self.terms] + [
             _quote(" ".join(words)) for words in self.phrases
         ]
 
@@ -59,6 +66,19 @@ class KeywordQuery:
 
     def any_of(self) -> str:
         return " OR ".join(self.clauses())
+
+
+def _term_clause(term: str) -> str:
+    """A term, or for a longer word, the term or any word sharing its first 60%.
+
+    Porter stemming joins "prune" and "pruning" but not "simply" (stem "simpli") and
+    "simplicity" ("simplic"), nor "conformity" and "conformist": the prefix does. Short
+    words get no prefix: "cat" must not match "catalogue".
+    """
+    if len(term) < _PREFIX_MIN_LENGTH or not term.isalpha():
+        return _quote(term)
+    prefix = term[: max(_PREFIX_MIN_LENGTH - 1, round(len(term) * _PREFIX_SHARE))]
+    return f"({_quote(term)} OR {_quote(prefix)}*)"
 
 
 def _quote(text: str) -> str:
@@ -96,6 +116,12 @@ def keyword_ranking(conn: sqlite3.Connection, text: str, filters: Filters, limit
     if query.empty:
         return []
     ranked = _ranked(conn, query.all_of(), filters, limit, among=None)
+    if ranked:
+        return ranked
+    # Only when the exact stems match nothing: variants are looser, and on the labelled
+    # set adding them to every query pushed exact matches down.
+    loose = dataclasses.replace(query, variants=True)
+    ranked = _ranked(conn, loose.all_of(), filters, limit, among=None)
     if ranked or len(query.clauses()) < _RELAX_MIN_TERMS:
         return ranked
     return _relaxed(conn, query, filters, limit)
