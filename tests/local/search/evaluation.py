@@ -17,12 +17,14 @@ Run it on either half of the split (labelled_set.py says how the split was made)
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from labelled_set import (
     HALVES,
@@ -181,6 +183,70 @@ def labelled_library(directory: Path) -> Iterator[LabelledLibrary]:
         library.close()
 
 
+# --- the verify judge: ranking power and calibration ---------------------------------------
+
+PAIRS_PER_QUERY = 20
+
+
+@dataclass(frozen=True)
+class Pairs:
+    features: Any  # numpy matrix, one row per (query, candidate) pair, judge.FEATURES columns
+    labels: Any  # 1.0 relevant, 0.0 not
+
+
+def judged_pairs(labelled: LabelledLibrary, half: str) -> Pairs:
+    """The judge's features for each query's best PAIRS_PER_QUERY semantic candidates."""
+    import numpy as np
+
+    from screvi_mcp.local.search.embedding_text import embedding_text
+    from screvi_mcp.local.search.judge import JudgeVerifier
+
+    index = semantic_index_for(labelled.library)
+    assert index is not None
+    judge = JudgeVerifier(index.embedder)  # type: ignore[attr-defined]
+    passages = {p.key: embedding_text(p.content, p.note) for p in PASSAGES}
+    conn = labelled.library.connection()
+    rows, labels = [], []
+    questions = [(q.q, set(q.relevant)) for q in QUERIES_BY_HALF[half]]
+    questions += [(q, set()) for q, _ in NEGATIVES_BY_HALF[half]]
+    for text, relevant in questions:
+        matches = index.semantic_ranking(conn, text, Filters(), 0.0, PAIRS_PER_QUERY)
+        keys = [labelled.key_of[m.seq] for m in matches]
+        rows.append(judge.features(text, [passages[k] for k in keys], [m.cosine for m in matches]))
+        labels += [float(k in relevant) for k in keys]
+    return Pairs(np.vstack(rows), np.asarray(labels))
+
+
+def auc(scores: Any, labels: Any) -> float:
+    """Probability that a random relevant pair outscores a random irrelevant one."""
+
+    positive, negative = scores[labels == 1], scores[labels == 0]
+    greater = (positive[:, None] > negative[None, :]).sum()
+    ties = (positive[:, None] == negative[None, :]).sum()
+    return float((greater + 0.5 * ties) / max(len(positive) * len(negative), 1))
+
+
+def judge_report(labelled: LabelledLibrary, half: str) -> str:
+    """AUC of the judge's probability against the cosine's, and a reliability table."""
+    from screvi_mcp.local.search.judge import MINILM_JUDGE, predict
+
+    pairs = judged_pairs(labelled, half)
+    probability = predict(MINILM_JUDGE, pairs.features)
+    lines = [
+        f"verify judge, {half} half: {len(pairs.labels)} pairs, {int(pairs.labels.sum())} relevant",
+        f"  AUC cosine {auc(pairs.features[:, 0], pairs.labels):.3f}"
+        f"   AUC judge {auc(probability, pairs.labels):.3f}",
+        "  judged probability  pairs  share relevant",
+    ]
+    edges = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0001]
+    for low, high in itertools.pairwise(edges):
+        inside = (probability >= low) & (probability < high)
+        share = pairs.labels[inside].mean() if inside.any() else float("nan")
+        band = f"{low:.1f}-{min(high, 1.0):.1f}"
+        lines.append(f"  {band:18s}  {int(inside.sum()):>5d}  {share:>14.2f}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--half", choices=[*HALVES, "both"], default="heldout")
@@ -188,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
         for half in HALVES if args.half == "both" else (args.half,):
             print(evaluate(labelled, half).render())
+            print(judge_report(labelled, half))
     return 0
 
 

@@ -19,8 +19,9 @@ import dataclasses
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from evaluation import LabelledLibrary, labelled_library, score
+from evaluation import LabelledLibrary, auc, judged_pairs, labelled_library, score
 from labelled_set import NEGATIVES_BY_HALF, QUERIES_BY_HALF
 
 from screvi_mcp.local.search.calibration import MINILM, Calibration
@@ -60,7 +61,66 @@ def fit(labelled: LabelledLibrary, half: str = "tuning") -> tuple[float, float]:
     return best[1], best[2]
 
 
+def fit_judge(labelled: LabelledLibrary, half: str = "tuning") -> None:
+    """Logistic regression of relevance on the judge's features, tuning pairs only."""
+    from screvi_mcp.local.search.judge import FEATURES, predict
+    from screvi_mcp.local.search.judge import fit as fit_weights
+
+    pairs = judged_pairs(labelled, half)
+    weights = fit_weights(pairs.features, pairs.labels)
+    rounded = dataclasses.replace(
+        weights,
+        bias=round(weights.bias, 2),
+        weights=tuple(round(w, 2) for w in weights.weights),
+    )
+    print(f"{len(pairs.labels)} pairs, {int(pairs.labels.sum())} relevant; features {FEATURES}")
+    print(f"fitted: {rounded}")
+    print(f"tuning AUC: cosine {auc(pairs.features[:, 0], pairs.labels):.3f},"
+          f" judge {auc(predict(rounded, pairs.features), pairs.labels):.3f}")
+
+
+VERIFY_THRESHOLDS = [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5]
+
+
+def fit_verify_threshold(labelled: LabelledLibrary, half: str = "tuning") -> float:
+    """The judge's cut for verify=true, by the same rule as the thresholds above."""
+    index = semantic_index_for(labelled.library)
+    assert index is not None
+    judged: dict[tuple[str, tuple[int, ...]], dict[int, float]] = {}
+    real_verify = index.verify
+
+    def memo_verify(conn: Any, text: str, matches: list[Any]) -> dict[int, float]:
+        key = (text, tuple(m.seq for m in matches))
+        if key not in judged:
+            judged[key] = real_verify(conn, text, matches)
+        return judged[key]
+
+    index.verify = memo_verify  # type: ignore[method-assign]
+    verifier = index.verifier  # type: ignore[attr-defined]
+    queries, negatives = QUERIES_BY_HALF[half], NEGATIVES_BY_HALF[half]
+    results = []
+    try:
+        for threshold in VERIFY_THRESHOLDS:
+            verifier.threshold = threshold
+            s = score(labelled.hybrid_verify, queries)
+            empty = sum(not labelled.hybrid_verify(q) for q, _ in negatives) / len(negatives)
+            objective = s.top3 + s.mrr + 2 * empty
+            print(f"verify threshold {threshold:.2f}: top-3 {s.top3:.3f} MRR {s.mrr:.3f}"
+                  f" negatives empty {empty:.2f}  objective {objective:.3f}")
+            results.append((objective, threshold))
+    finally:
+        del index.verify
+    top = max(objective for objective, _ in results)
+    chosen = max(t for objective, t in results if objective >= top - 0.005)
+    print(f"chosen verify threshold: {chosen}")
+    return chosen
+
+
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
-        fit(labelled)
+        if "--judge" in sys.argv:
+            fit_judge(labelled)
+            fit_verify_threshold(labelled)
+        else:
+            fit(labelled)
     sys.exit(0)

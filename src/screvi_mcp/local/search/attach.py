@@ -150,7 +150,7 @@ def _build_index(library: Library) -> SemanticIndex:
         ) from exc
     directory = os.environ.get(MODEL_DIR_ENV, "").strip()
     calibration = calibration_for_directory(Path(directory).expanduser()) if directory else MINILM
-    return SemanticIndex(library, embedder, calibration, load_verifier(calibration))
+    return SemanticIndex(library, embedder, calibration, load_verifier(calibration, embedder))
 
 
 def _attached(library: Library) -> SemanticIndex | None:

@@ -82,7 +82,27 @@ class Embedder:
         result: Vectors = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return result
 
-    def _embed_batch(self, encodings: list[Encoding]) -> Vectors:
+    def token_vectors(self, texts: list[str]) -> list[tuple[list[str], Vectors]]:
+        """Each text's word-piece tokens and their L2-normalised contextual vectors, from the
+        first window, without [CLS]/[SEP]: what the relevance judge compares token by token."""
+        result: list[tuple[list[str], Vectors]] = []
+        encodings = self._tokenizer.encode_batch(texts)
+        for start in range(0, len(encodings), BATCH_SIZE):
+            batch = encodings[start : start + BATCH_SIZE]
+            outputs, mask = self._run(batch)
+            if outputs.ndim != 3:
+                raise EmbeddingModelError("this model gives no token-level outputs")
+            for row, encoding in enumerate(batch):
+                n = int(mask[row].sum())
+                vectors = outputs[row, 1 : n - 1]
+                norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+                result.append(
+                    (list(encoding.tokens[1 : n - 1]), vectors / np.maximum(norms, 1e-12))
+                )
+        return result
+
+    def _run(self, encodings: list[Encoding]) -> tuple[Vectors, npt.NDArray[np.int64]]:
+        """The model's raw output for a padded batch, and the attention mask."""
         width = max(len(encoding.ids) for encoding in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros((len(encodings), width), dtype=np.int64)
@@ -95,7 +115,10 @@ class Embedder:
         feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = types
-        output = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        return np.asarray(self._session.run(None, feed)[0], dtype=np.float32), mask
+
+    def _embed_batch(self, encodings: list[Encoding]) -> Vectors:
+        output, mask = self._run(encodings)
         if output.ndim == 3:
             weights = mask[:, :, None].astype(np.float32)
             pooled = (output * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)

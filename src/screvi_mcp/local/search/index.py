@@ -23,16 +23,16 @@ from screvi_mcp.local.search.embedding_text import RECIPE
 from screvi_mcp.local.search.filters import Filters, admitted_seqs
 from screvi_mcp.local.search.fusion import SemanticMatch
 from screvi_mcp.local.search.vectors import VectorMatrix
-from screvi_mcp.local.search.verifier import VERIFY_THRESHOLD, Verifier
+from screvi_mcp.local.search.verifier import Verifier
 
 log = logging.getLogger("screvi_mcp.local.search")
 
 # Highlights embedded per write transaction: bounds memory and how long the writer lock is
 # held, while batching enough for the model to run efficiently.
 EMBED_CHUNK = 256
-# With verify=true, only this many of the best semantic matches are judged (a cross-encoder
-# costs real time per pair); semantic-only matches beyond them are dropped.
-VERIFY_LIMIT = 200
+# With verify=true, only this many of the best semantic matches are judged (the judge or a
+# cross-encoder runs a model over each pair); semantic-only matches beyond them are dropped.
+VERIFY_LIMIT = 50
 _QUERY_CACHE_SIZE = 256
 # How many embedding writes the shared change log keeps. A process that has not searched
 # for longer than that many writes reloads every vector instead of the changed ones.
@@ -71,7 +71,7 @@ class SemanticIndex:
 
     @property
     def verify_threshold(self) -> float:
-        return VERIFY_THRESHOLD
+        return self.verifier.threshold
 
     def passes_gate(self, best_cosine: float, min_relevance: float) -> bool:
         return self.calibration.passes_gate(best_cosine, min_relevance)

@@ -6,10 +6,13 @@ Pluggable: anything with `probabilities(query, passages, cosines)` works. Two ar
   cross-encoder `model.onnx` and its `tokenizer.json`: it reads query and highlight together,
   which a bi-encoder cannot, and its logit becomes a probability by sigmoid (one output) or
   softmax (two outputs: [off-topic, on-topic]).
-- `CosineVerifier`, the default, since no cross-encoder weights install offline: a logistic
-  curve over the embedding model's raw cosine, fitted per model on the labelled set
-  (`Calibration.verifier_midpoint/slope`). It adds no new evidence beyond the cosine; it
-  turns it into a calibrated probability and drops matches below 0.5.
+- `JudgeVerifier` (judge.py), the default with the bundled MiniLM, since no cross-encoder
+  weights install offline: a logistic model over the cosine, token-level max-sim from the
+  same encoder, keyword overlap and the margin to the query's best match, fitted on the
+  tuning half of the labelled set.
+- `CosineVerifier`, for another embedding model without a judge of its own: a logistic
+  curve over that model's raw cosine (`Calibration.verifier_midpoint/slope`). It adds no
+  evidence beyond the cosine.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from screvi_mcp.local.search.calibration import Calibration
+from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID, Embedder
 from screvi_mcp.local.search.onnx_runtime import cpu_session
 
 VERIFIER_DIR_ENV = "SCREVI_VERIFIER_MODEL_DIR"
@@ -31,6 +35,9 @@ _BATCH = 16
 
 
 class Verifier(Protocol):
+    # Semantic-only matches judged below this are dropped.
+    threshold: float
+
     def probabilities(
         self, query: str, passages: list[str], cosines: list[float]
     ) -> list[float]: ...
@@ -39,6 +46,7 @@ class Verifier(Protocol):
 class CosineVerifier:
     def __init__(self, calibration: Calibration) -> None:
         self.calibration = calibration
+        self.threshold = VERIFY_THRESHOLD
 
     def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
         return [self.calibration.probability(cosine) for cosine in cosines]
@@ -55,6 +63,7 @@ class CrossEncoderVerifier:
         self._tokenizer.no_padding()
         self._session = cpu_session(model_path)
         self._inputs = {node.name for node in self._session.get_inputs()}
+        self.threshold = VERIFY_THRESHOLD
 
     def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
         result: list[float] = []
@@ -87,8 +96,14 @@ class CrossEncoderVerifier:
         return [float(p) for p in probabilities]
 
 
-def load_verifier(calibration: Calibration) -> Verifier:
+def load_verifier(calibration: Calibration, embedder: Embedder | None = None) -> Verifier:
+    """A cross-encoder if one is configured; else the judge over several signals for the
+    bundled MiniLM (its weights were fitted for that model); else the cosine curve."""
     directory = os.environ.get(VERIFIER_DIR_ENV, "").strip()
     if directory:
         return CrossEncoderVerifier(Path(directory).expanduser())
+    if embedder is not None and embedder.model_id == DEFAULT_MODEL_ID:
+        from screvi_mcp.local.search.judge import JudgeVerifier
+
+        return JudgeVerifier(embedder)
     return CosineVerifier(calibration)
