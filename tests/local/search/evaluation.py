@@ -171,7 +171,7 @@ def _mean(values: list[bool]) -> float:
 @contextmanager
 def labelled_library(directory: Path) -> Iterator[LabelledLibrary]:
     """The labelled set in a fresh library under `directory`, embedded inline."""
-    from screvi_mcp.local.search.setup import attach_semantic_index, detach_semantic_index
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
 
     library = Library.open(directory / "labelled.sqlite")
     try:

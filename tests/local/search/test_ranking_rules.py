@@ -146,3 +146,38 @@ def test_variants_match_when_the_exact_stem_matches_nothing(
     # An exact stem match exists now, so the looser variants are not added.
     assert seqs(library, "simply") == [plain]
     assert emerson not in seqs(library, "simply")
+
+
+# --- relevance decided per query: the gate ----------------------------------------------------
+
+
+def test_a_query_nothing_is_about_gets_no_semantic_hits_unless_asked_for_less(
+    semantic_library: Library, rows: LibraryRows
+) -> None:
+    rows.highlight("Water tomatoes at the base in the morning; wet leaves invite blight.")
+    rows.highlight("The Perseids peak in mid August; lie flat and look away from the radiant.")
+    rows.highlight("Pay the minimum on every loan and the most on the dearest one.")
+    q = "how to replace a bicycle brake cable"
+    assert seqs(semantic_library, q) == []  # default: the best match is too weak
+    assert seqs(semantic_library, q, min_relevance=0.0) != []  # every threshold off
+    # A query something is about passes the gate and keeps its weaker matches too.
+    found = seqs(semantic_library, "when should I water my tomato plants", min_relevance=0.72)
+    assert found and len(found) >= 1
+
+
+def test_the_gate_is_what_empties_a_near_miss(
+    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from screvi_mcp.local.search.registry import semantic_index_for
+
+    # Near topics (raw cosines 0.27-0.29 to the query): above the per-hit floor, below the gate.
+    rows.highlight("Hedges are best trimmed after the birds have finished nesting.")
+    rows.highlight("Cherry blossom lasts barely a week in April.")
+    q = "pruning apple trees in summer"
+    assert seqs(semantic_library, q) == []
+    index = semantic_index_for(semantic_library)
+    no_gate = dataclasses.replace(index.calibration, gate=-1.0)  # type: ignore[union-attr]
+    monkeypatch.setattr(index, "calibration", no_gate)
+    assert seqs(semantic_library, q) != []  # the per-hit floor alone lets the roses in

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
+
 log = logging.getLogger("screvi_mcp.local.search")
 
 CALIBRATION_FILE = "calibration.json"
@@ -68,9 +70,11 @@ class Calibration:
     def passes_gate(self, best_cosine: float, min_relevance: float) -> bool:
         """Whether a query whose best match scores `best_cosine` gets semantic hits at all.
 
-        `min_relevance=0` turns every threshold off, the gate included.
+        The gate holds at the default `min_relevance` and above; asking for less than the
+        default (the tool suggests 0.5 when results are thin) is asking for weaker matches,
+        so it lifts the gate and leaves only the per-hit floor.
         """
-        return min_relevance <= self.calibrated[0] or best_cosine >= self.gate
+        return min_relevance < DEFAULT_MIN_RELEVANCE or best_cosine >= self.gate
 
     def probability(self, cosine: float) -> float:
         """The default verifier's probability that a match is about the query."""
