@@ -41,15 +41,18 @@ async def search_highlights(
         Field(
             ge=0,
             le=1,
-            description=f"semantic match threshold, default {DEFAULT_MIN_RELEVANCE}; lower it "
-            "(e.g. 0.5) when results are thin, raise it for precision",
+            description=f"minimum similarity of a semantic match, default {DEFAULT_MIN_RELEVANCE}"
+            "; lower it (e.g. 0.5) when results are thin, raise it for precision. In the "
+            "embedded library similarity is the embedding cosine on a calibrated 0-1 scale, "
+            "not a probability, and below the default no query-level relevance gate applies",
         ),
     ] = None,
     verify: Annotated[
         bool,
         Field(
             description="re-check semantic matches with a relevance model and drop "
-            "off-topic ones; about +0.5 s"
+            "off-topic ones (keyword matches are kept); fills verified_relevance, a "
+            "probability; about +0.5 s"
         ),
     ] = False,
     page: Page = 1,
