@@ -71,18 +71,19 @@ class Report:
         lines = [f"labelled set, {self.half} half: {len(PASSAGES)} highlights"]
         header = f"  {'kind':11s} {'n':>3s}  " + "  ".join(f"{m:>22s}" for m in METHODS)
         lines += [header, "  " + " " * 17 + "  ".join(f"{'top1  top3  MRR':>22s}" for _ in METHODS)]
+        methods = [m for m in METHODS if m in self.positive]
         for kind in (*KINDS, "all"):
             cells = []
-            count = self.positive[METHODS[0]][kind].count
+            count = self.positive[methods[0]][kind].count
             if not count:
                 continue
-            for method in METHODS:
+            for method in methods:
                 s = self.positive[method][kind]
                 cells.append(f"{s.top1:>10.2f}{s.top3:>6.2f}{s.mrr:>6.2f}")
             lines.append(f"  {kind:11s} {count:>3d}  " + "  ".join(cells))
         lines.append("  negatives returning nothing:")
         for kind in (*NEGATIVE_KINDS, "all"):
-            cells = [f"{self.negative_empty[m][kind]:>22.2f}" for m in METHODS]
+            cells = [f"{self.negative_empty[m][kind]:>22.2f}" for m in methods]
             lines.append(f"  {kind:11s}      " + "  ".join(cells))
         return "\n".join(lines)
 
@@ -146,12 +147,16 @@ def score(ranker: Ranker, queries: list[LabelledQuery]) -> KindScores:
     return KindScores(len(queries), top1 / n, top3 / n, reciprocal / n)
 
 
-def evaluate(labelled: LabelledLibrary, half: str) -> Report:
+def evaluate(
+    labelled: LabelledLibrary, half: str, methods: tuple[str, ...] = METHODS
+) -> Report:
     queries = QUERIES_BY_HALF[half]
     negatives = NEGATIVES_BY_HALF[half]
     positive: dict[str, dict[str, KindScores]] = {}
     negative_empty: dict[str, dict[str, float]] = {}
     for method, (ranker, gated) in labelled.rankers().items():
+        if method not in methods:
+            continue
         positive[method] = {
             kind: score(ranker, [q for q in queries if q.kind == kind]) for kind in KINDS
         }
@@ -194,7 +199,9 @@ class Pairs:
     labels: Any  # 1.0 relevant, 0.0 not
 
 
-def judged_pairs(labelled: LabelledLibrary, half: str) -> Pairs:
+def judged_pairs(
+    labelled: LabelledLibrary, half: str, per_query: int = PAIRS_PER_QUERY
+) -> Pairs:
     """The judge's features for each query's best PAIRS_PER_QUERY semantic candidates."""
     import numpy as np
 
@@ -210,7 +217,7 @@ def judged_pairs(labelled: LabelledLibrary, half: str) -> Pairs:
     questions = [(q.q, set(q.relevant)) for q in QUERIES_BY_HALF[half]]
     questions += [(q, set()) for q, _ in NEGATIVES_BY_HALF[half]]
     for text, relevant in questions:
-        matches = index.semantic_ranking(conn, text, Filters(), 0.0, PAIRS_PER_QUERY)
+        matches = index.semantic_ranking(conn, text, Filters(), 0.0, per_query)
         keys = [labelled.key_of[m.seq] for m in matches]
         rows.append(judge.features(text, [passages[k] for k in keys], [m.cosine for m in matches]))
         labels += [float(k in relevant) for k in keys]
