@@ -55,24 +55,32 @@ def _open_library(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return Library.open(_checked_library_path(args))
 
 
-def _check_port_free(host: str, port: int, hint: str) -> None:
-    """Bind and release the address, so a busy port fails before any "serving" line."""
+def port_problem(host: str, port: int, hint: str) -> str | None:
+    """Why `host:port` cannot be listened on, or None: binds and releases the address, so a
+    busy port fails before any "serving" line (scripts/serve.sh asks too)."""
     import socket
 
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise StartupFailed(f"cannot resolve the address {host}: {exc.strerror}") from exc
+        return f"cannot resolve the address {host}: {exc.strerror}"
     family, kind, proto, _, address = infos[0]
     with socket.socket(family, kind, proto) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
         try:
             probe.bind(address)
         except OSError as exc:
-            raise StartupFailed(
+            return (
                 f"cannot listen on {host}:{port}: {exc.strerror or exc}; stop what uses it "
                 f"or choose another port ({hint})"
-            ) from exc
+            )
+    return None
+
+
+def _check_port_free(host: str, port: int, hint: str) -> None:
+    problem = port_problem(host, port, hint)
+    if problem:
+        raise StartupFailed(problem)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# CI: build the sdist and the wheel, install the wheel into a clean virtual environment
+# outside the checkout, first alone and then with the `local` extra, and run it as a user
+# would (scripts/wheel_smoke.py). pip reuses its cache; nothing but the package index is used.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$(pwd)"
+python="${PYTHON:-$repo/.venv/bin/python}"
+work="$(mktemp -d "${TMPDIR:-/tmp}/screvi-wheel.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+# --no-isolation: build and hatchling come with the `test` extra, so no second download.
+"$python" -m build --no-isolation --outdir "$work/dist" . >"$work/build.log" 2>&1 \
+  || { cat "$work/build.log" >&2; echo "wheel check failed: python -m build" >&2; exit 1; }
+wheel="$(ls "$work"/dist/*.whl)"
+ls "$work"/dist/*.tar.gz >/dev/null
+
+cd "$work"  # outside the checkout: nothing can be imported from src/ by accident
+# A venv from the base interpreter, not from the project's venv: nothing of it leaks in.
+"$("$python" -c 'import sys; print(sys.base_prefix)')/bin/python3" -m venv venv
+install() {
+  venv/bin/python -m pip install -q --disable-pip-version-check "$1" >"$work/pip.log" 2>&1 \
+    || { cat "$work/pip.log" >&2; echo "wheel check failed: pip install $1" >&2; exit 1; }
+}
+install "$wheel"
+venv/bin/python "$repo/scripts/wheel_smoke.py" base "$work"
+install "$wheel[local]"
+venv/bin/python "$repo/scripts/wheel_smoke.py" local "$work"
