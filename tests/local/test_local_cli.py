@@ -160,6 +160,13 @@ def test_api_command_serves_the_library(
             listed = client.get("/api/v1/highlights", headers={"Authorization": f"Bearer {secret}"})
             assert listed.json()["data"][0]["content"] == "served"
             assert listed.headers["X-RateLimit-Limit"] == "50"  # the library's setting
+            # A new setting applies to the running server, as the subscription does.
+            assert run(capsys, "library", "rate-limit", "2", "--library", str(library_path))[0] == 0
+            auth = {"X-API-Key": secret}
+            answers = [client.get("/api/v1/tags", headers=auth) for _ in range(3)]
+            assert [a.headers["X-RateLimit-Limit"] for a in answers] == ["2", "2", "2"]
+            assert answers[-1].status_code == 429
+            assert "Rate limit of 2 requests per minute" in answers[-1].json()["error"]
             assert client.get("/api/v1/highlights").json()["code"] == "missing_api_key"
             assert client.get("/skill.md").status_code == 200
     finally:

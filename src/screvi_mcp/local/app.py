@@ -111,6 +111,13 @@ def create_app(
         )
         app.state.library = library
         app.state.rate_limiter = KeyRateLimiter(limit)
+        # Without --rate-limit, the library's setting is read per request, as the
+        # subscription is: `screvi-mcp library rate-limit N` applies to a running server.
+        app.state.rate_limit_setting = (
+            None
+            if rate_limit_per_minute
+            else lambda: int(library.get_setting(RATE_LIMIT_SETTING) or DEFAULT_RATE_LIMIT)
+        )
         app.state.skill_path = skill_path or bundled_skill_path()
         app.state.max_body_bytes = max_body_bytes
         # Loads stored vectors (never re-embeds); None, keyword-only, without the extra.

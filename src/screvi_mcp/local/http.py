@@ -96,6 +96,15 @@ def root_url(request: Request) -> str:
     return str(request.base_url).rstrip("/")
 
 
+def _check_account(state: Any) -> None:
+    """The account's settings, read per request so that `screvi-mcp library ...` applies
+    to a running server: the subscription, then the rate limit (unless fixed at start)."""
+    auth.require_subscription(state.library)
+    read_limit = getattr(state, "rate_limit_setting", None)
+    if read_limit is not None:
+        state.rate_limiter.per_minute = read_limit()
+
+
 def endpoint(
     handler: Handler | None = None,
     *,
@@ -117,7 +126,7 @@ def endpoint(
                 # Before any other check: every answer to a legacy key carries it (spec 5.4),
                 # a 403 subscription_required included.
                 headers["Deprecation"] = "true"
-            await anyio.to_thread.run_sync(auth.require_subscription, library)
+            await anyio.to_thread.run_sync(_check_account, state)
             verdict = limiter.check(key.id)
             headers.update(verdict.headers())
             if not verdict.allowed:
