@@ -141,11 +141,13 @@ async def seed_library(path: Path) -> Seed:
             source_id=book.id,
             location=20,
         )
+        # The user's own personal-notes source, made before any standalone highlight (which
+        # would otherwise create it, and make this create a 409).
+        personal = await client.create_source("My notes", "self")
         note = await client.create_highlight(
             "Write tests for the tools agents actually call.", favorite=True, tags=["craft"]
         )
         empty = await client.create_source("An empty notebook", "custom")
-        personal = await client.create_source("My notes", "self")
         tags = {tag.name: tag.id for tag in await client.list_tags()}
         text = article_body()
         article_id = insert_article(

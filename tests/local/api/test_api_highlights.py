@@ -60,10 +60,25 @@ async def test_create_returns_201_with_source_and_tags(api: Api) -> None:
         assert set(tag) == {"id", "name", "color"}
 
 
-async def test_standalone_highlight_has_no_source(asgi_api: Api) -> None:
+async def test_standalone_highlights_are_filed_under_personal_notes(asgi_api: Api) -> None:
     item = await asgi_api.highlight("on its own")
-    assert item["source"] is None
+    # The spec's Highlight always has a source; a standalone one is the user's own note.
+    source = item["source"]
+    assert source["type"] == "self" and source["name"] == "Personal notes"
     assert item["note"] is None and item["favorite"] is False and item["tags"] == []
+    # Made once, on first use: later standalone highlights, single or bulk, join it.
+    again = await asgi_api.highlight("another thought")
+    bulk = await asgi_api.post(
+        "/highlights/bulk", {"highlights": [{"content": "b1"}, {"content": "b2"}]}
+    )
+    assert bulk.status_code == 201, bulk.text
+    ids = {again["source"]["id"]} | {h["source"]["id"] for h in bulk.json()["data"]}
+    assert ids == {source["id"]}
+    listed = (await asgi_api.get("/sources", params={"type": "self"})).json()["data"]
+    assert [(s["id"], s["highlight_count"]) for s in listed] == [(source["id"], 4)]
+    # The user's own POST /sources type=self is then the spec's 409 with that id.
+    second = await asgi_api.post("/sources", {"name": "My notes", "type": "self"})
+    assert second.status_code == 409 and second.json()["source_id"] == source["id"]
 
 
 async def test_list_envelope_order_and_pagination(api: Api) -> None:

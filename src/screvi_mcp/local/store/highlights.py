@@ -111,12 +111,13 @@ def get(conn: sqlite3.Connection, highlight_id: str, *, include_metadata: bool =
     return wire.highlights(conn, [row], include_metadata=include_metadata)[0]
 
 
-def _source_for(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) -> str | None:
-    """The source a new highlight belongs to, checked; None for a standalone highlight.
+def _source_for(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) -> str:
+    """The source a new highlight belongs to, checked.
 
-    The spec's word is "standalone": with neither id the highlight has no source (`source`
-    null), rather than being filed under a personal-notes source the user never made, which
-    would also make their own later POST /sources type=self a 409.
+    A standalone highlight (neither id) is filed under the user's personal-notes source
+    (type `self`: "user-created highlights"), made on first use: the spec's Highlight always
+    has a `source`, and clients read `source.name`. A later POST /sources type=self then
+    answers 409 with this source's id, as the spec says.
     """
     if item.source_id is not None and item.article_id is not None:
         raise Invalid({f"{prefix}article_id": "give source_id or article_id, not both"})
@@ -136,7 +137,27 @@ def _source_for(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) ->
         if row is None:
             raise Invalid({f"{prefix}source_id": "no source has this id"})
         return str(row["id"])
-    return None
+    return personal_notes_source(conn)
+
+
+PERSONAL_NOTES_NAME = "Personal notes"
+
+
+def personal_notes_source(conn: sqlite3.Connection) -> str:
+    """The id of the live `self` source, created (inside the caller's transaction) if none."""
+    row = conn.execute(
+        "SELECT id FROM sources WHERE type = 'self' AND deleted_at IS NULL"
+    ).fetchone()
+    if row is not None:
+        return str(row["id"])
+    source_id = str(uuid.uuid4())
+    now = clock.now()
+    conn.execute(
+        "INSERT INTO sources(id, name, type, created_at, updated_at) "
+        "VALUES (?, ?, 'self', ?, ?)",
+        (source_id, PERSONAL_NOTES_NAME, now, now),
+    )
+    return source_id
 
 
 def insert(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) -> tuple[str, int]:
