@@ -116,6 +116,35 @@ async def test_the_guard_is_on_by_default(
     assert article["parse_failure"]["reason"] == "blocked_address"
     assert article["content"] is None
     assert site.requests == []
+    # The refusal says how a user who means it can allow it.
+    assert "SCREVI_ALLOW_PRIVATE_NETWORKS=1" in article["parse_error"]
+    assert "--allow-private-networks" in article["parse_error"]
+
+
+async def test_saving_a_failed_article_again_retries_it(
+    tmp_path: Path, site: LocalSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SCREVI_ALLOW_PRIVATE_NETWORKS", raising=False)
+    path = tmp_path / "lib.sqlite"
+    async with app_client(path) as (client, worker):
+        first = await client.post("/articles", json={"url": site.url("/article")})
+        await settle(worker)
+    article_id = first.json()["data"]["id"]
+    # The user allows private addresses and saves the same URL again: same article, queued.
+    async with app_client(path, allow_private_networks=True) as (client, worker):
+        again = await client.post("/articles", json={"url": site.url("/article")})
+        assert again.status_code == 200
+        expected = {"id": article_id, "parse_state": "queued", "duplicate": True}
+        assert again.json()["data"] == expected
+        await settle(worker)
+        article = (await client.get(f"/articles/{article_id}")).json()["data"]
+        assert article["parse_state"] == "parsed", article["parse_error"]
+        assert article["parse_error"] is None and article["parse_failure"] is None
+        assert article["content"]
+        # A parsed article saved again stays as it is.
+        third = await client.post("/articles", json={"url": site.url("/article")})
+        assert third.json()["data"]["parse_state"] == "parsed"
+    assert len(site.requests) == 1
 
 
 async def test_a_failure_is_explained(tmp_path: Path, site: LocalSite) -> None:

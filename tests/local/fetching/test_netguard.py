@@ -219,3 +219,16 @@ async def test_allowed_private_networks_reach_loopback(site: LocalSite) -> None:
         result = await fetcher.fetch(site.url("/article"))
     assert result.status == 200
     assert site.hits("/article") == 1
+
+
+def test_only_refusals_the_switch_lifts_mention_it() -> None:
+    policy = AddressPolicy()
+    with pytest.raises(BlockedAddressError) as private:
+        policy.check_addresses("intranet", [ipaddress.ip_address("10.1.2.3")])
+    assert "SCREVI_ALLOW_PRIVATE_NETWORKS=1" in str(private.value)
+    with pytest.raises(BlockedAddressError) as local_name:
+        policy.check_host_name("wiki.local")
+    assert "SCREVI_ALLOW_PRIVATE_NETWORKS=1" in str(local_name.value)
+    with pytest.raises(BlockedAddressError) as metadata:
+        policy.check_addresses("meta", [ipaddress.ip_address("169.254.169.254")])
+    assert "SCREVI_ALLOW_PRIVATE_NETWORKS" not in str(metadata.value)  # never allowed

@@ -45,6 +45,20 @@ def find_duplicate(conn: sqlite3.Connection, keys: list[str]) -> tuple[str, str]
     return None if row is None else (str(row[0]), str(row[1]))
 
 
+def retry_failed(conn: sqlite3.Connection, article_id: str) -> bool:
+    """Queue a `failed` article again, with a fresh set of attempts: saving its URL again is
+    how a user retries (after allowing private addresses, or once the site is back)."""
+    return (
+        conn.execute(
+            "UPDATE articles SET parse_state = 'queued', parse_error = NULL, parse_failure = NULL, "
+            "next_attempt_at = NULL, fetch_attempts = 0 "
+            "WHERE source_id = ? AND parse_state = 'failed'",
+            (article_id,),
+        ).rowcount
+        == 1
+    )
+
+
 def insert_article(
     conn: sqlite3.Connection, url: str, url_key: str, *, is_pdf: bool = False
 ) -> str:

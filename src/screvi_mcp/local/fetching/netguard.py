@@ -47,15 +47,25 @@ METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata", "metadata.az
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
+ALLOW_PRIVATE_HINT = (
+    f"start the server with {ALLOW_PRIVATE_ENV}=1 (or `screvi-mcp api --allow-private-networks`)"
+)
+
+
 class BlockedAddressError(httpx.TransportError):
     """The request's host is, or resolves to, an address the policy refuses."""
 
-    def __init__(self, host: str, address: str | None, reason: str) -> None:
+    def __init__(
+        self, host: str, address: str | None, reason: str, *, allowable: bool = False
+    ) -> None:
         self.host = host
         self.address = address
         self.reason = reason
         where = host if address is None or address == host else f"{host} ({address})"
-        super().__init__(f"refused to connect to {where}: {reason}")
+        # Said where the refusal is read (save_article, the article's parse error): a user
+        # who means to save an intranet or local page learns the switch from the message.
+        hint = f"; to allow local and private addresses, {ALLOW_PRIVATE_HINT}" if allowable else ""
+        super().__init__(f"refused to connect to {where}: {reason}{hint}")
 
 
 def env_allows_private_networks(environ: dict[str, str] | None = None) -> bool:
@@ -129,7 +139,7 @@ class AddressPolicy:
         if self.allow_private:
             return
         if name == "localhost" or name.endswith((".localhost", ".local", ".internal")):
-            raise BlockedAddressError(host, None, "it is a local host name")
+            raise BlockedAddressError(host, None, "it is a local host name", allowable=True)
 
     def check_addresses(self, host: str, addresses: list[IPAddress]) -> None:
         """Raise BlockedAddressError when any address is refused (or there are none)."""
@@ -138,7 +148,8 @@ class AddressPolicy:
         for address in addresses:
             reason = self.refusal(address)
             if reason is not None:
-                raise BlockedAddressError(host, str(address), reason)
+                allowable = AddressPolicy(allow_private=True).refusal(address) is None
+                raise BlockedAddressError(host, str(address), reason, allowable=allowable)
 
 
 def parse_ip_literal(host: str) -> IPAddress | None:

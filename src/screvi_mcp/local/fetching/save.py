@@ -100,6 +100,8 @@ async def save_article(
 ) -> SaveOutcome:
     """Save `url`: a new queued article, an existing one (duplicate), or a social-post highlight.
 
+    Saving the URL of a `failed` article again queues it again: the way to retry.
+
     Raises `InvalidArticleURL` (a ValueError; the route answers 422 on `url`) for anything
     but an absolute http(s) URL. Whether the fetcher may reach the address is decided when the
     page is fetched: a refused address ends as a `failed` article with a clear `parse_error`.
@@ -129,7 +131,7 @@ async def save_article(
             return await asyncio.to_thread(_save_post, library, post, tags, tag_hook)
 
     outcome = await asyncio.to_thread(_save_link, library, target, tags, tag_hook)
-    if not outcome.duplicate and worker is not None:
+    if outcome.parse_state == "queued" and worker is not None:  # new, or a failed one retried
         worker.wake()
     return outcome
 
@@ -174,7 +176,10 @@ def _save_link(
     with library.write() as conn:
         existing = article_rows.find_duplicate(conn, [key])
         if existing is not None:
-            outcome = SaveOutcome("article", existing[0], existing[0], True, existing[1], url)
+            article_id, state = existing
+            if state == "failed" and store.retry_failed(conn, article_id):
+                state = "queued"
+            outcome = SaveOutcome("article", article_id, article_id, True, state, url)
         else:
             article_id = article_rows.insert_article(conn, url, key, is_pdf=is_pdf_url(url))
             outcome = SaveOutcome("article", article_id, article_id, False, "queued", url)
