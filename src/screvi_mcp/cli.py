@@ -10,6 +10,7 @@ import argparse
 import logging
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +20,38 @@ log = logging.getLogger("screvi_mcp")
 
 AUTH_TOKEN_ENV = "SCREVI_MCP_AUTH_TOKEN"
 TOOLSET_NAMES = ("highlights", "search", "sources", "articles", "tags")
+
+
+_ENVIRONMENT = (
+    (config.API_KEY_ENV, "use the hosted Screvi API with this key (else the embedded library)"),
+    (config.BASE_URL_ENV, "hosted API base, ending at /api/v1 (https://api.screvi.com/api/v1)"),
+    (config.LIBRARY_ENV, "the embedded library file (as --library)"),
+    (AUTH_TOKEN_ENV, "bearer token HTTP clients must send (as --auth-token)"),
+    (
+        "SCREVI_ALLOW_PRIVATE_NETWORKS",
+        "1: let the embedded library save pages from loopback and private-network "
+        "addresses (refused by default)",
+    ),
+    (
+        "SCREVI_EMBEDDING_MODEL_DIR",
+        "another ONNX sentence model (model.onnx, tokenizer.json) for search; run "
+        "`screvi-mcp reindex` after changing it",
+    ),
+    ("SCREVI_VERIFIER_MODEL_DIR", "an ONNX cross-encoder for searches with verify=true"),
+)
+ENVIRONMENT_HELP = "\n".join(
+    [
+        "environment variables:",
+        *(
+            f"  {name}\n"
+            + textwrap.fill(meaning, 88, initial_indent=" " * 6, subsequent_indent=" " * 6,
+                            break_on_hyphens=False)
+            for name, meaning in _ENVIRONMENT
+        ),
+        "",
+        "Configuration problems stop the server at start-up with one line and exit status 2.",
+    ]
+)
 
 
 def _add_library_option(parser: argparse.ArgumentParser) -> None:
@@ -427,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
             "overrides the address); without it, to the embedded library: the Screvi API over\n"
             "a local SQLite file. Run with no command to start the MCP server on stdio."
         ),
+        epilog=ENVIRONMENT_HELP,
     )
     parser.add_argument("--version", action="version", version=f"screvi-mcp {__version__}")
     _add_serve_options(parser)
