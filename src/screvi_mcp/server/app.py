@@ -11,6 +11,7 @@ from mcp.server import MCPServer
 
 from screvi_mcp import __version__
 from screvi_mcp.server import prompts, resources
+from screvi_mcp.server.argument_checks import argument_checks
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.toolkit import TOOLSETS, Toolset, ToolSpec
 from screvi_mcp.server.tools import articles, highlights, search, sources, tags
@@ -67,6 +68,8 @@ def build_server(
         tool.parameters = compact_schema(tool.parameters)
     resources.register(mcp, backend)
     prompts.register(mcp)
+    # Innermost, after the tools and prompts it checks exist.
+    mcp.middleware.append(argument_checks(mcp))
     add_health_route(mcp)
     return mcp
 
