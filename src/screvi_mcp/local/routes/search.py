@@ -7,6 +7,7 @@ from starlette.routing import Route
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_PAGE, MAX_SEARCH_PER_PAGE
 from screvi_mcp.local.errors import invalid_parameter
 from screvi_mcp.local.http import Call, Reply, endpoint
+from screvi_mcp.local.search import keyword_only
 from screvi_mcp.local.search.engine import SearchQuery, search
 from screvi_mcp.local.store import wire
 from screvi_mcp.local.store.pages import pagination
@@ -51,7 +52,19 @@ def search_highlights(call: Call) -> Reply:
                 "verified_relevance": hit.verified_relevance,
             }
         )
-    return Reply({"data": results, "pagination": pagination(total, query.page, query.per_page)})
+    body = {"data": results, "pagination": pagination(total, query.page, query.per_page)}
+    reason = keyword_only.reason_for(call.library)
+    # An extension header (the spec's body is untouched): a client can tell its agent why
+    # only exact words match, rather than advise a lower min_relevance that cannot help.
+    headers = {KEYWORD_ONLY_HEADER: _latin1(reason)} if reason else {}
+    return Reply(body, headers=headers)
+
+
+KEYWORD_ONLY_HEADER = "X-Screvi-Search-Keyword-Only"
+
+
+def _latin1(text: str) -> str:
+    return text.encode("latin-1", "replace").decode("latin-1").replace("\n", " ")
 
 
 routes = [Route("/search", endpoint(search_highlights), methods=["GET"])]

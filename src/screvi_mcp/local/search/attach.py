@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.search import registry
+from screvi_mcp.local.search import keyword_only, registry
 
 if TYPE_CHECKING:
     from screvi_mcp.local.search.index import SemanticIndex
@@ -52,6 +53,7 @@ def attach_semantic_index(
             index = _build_index(library)
         except SemanticSearchUnavailable as exc:
             _warn_once(str(exc))
+            keyword_only.record(library, str(exc))
             return None
         from screvi_mcp.local.search.embedding_rows import MODEL_SETTING
 
@@ -59,10 +61,12 @@ def attach_semantic_index(
         if recorded is None:
             library.set_setting(MODEL_SETTING, index.model_id)
         elif recorded != index.model_id:
-            _warn_once(
+            reason = (
                 f"the library was embedded by {recorded!r} but the configured model is "
                 f"{index.model_id!r}: search is keyword-only until `screvi-mcp reindex` runs"
             )
+            _warn_once(reason)
+            keyword_only.record(library, reason)
             return None
         index.load()
         library.add_listener(index)
@@ -140,13 +144,17 @@ def _build_index(library: Library) -> SemanticIndex:
             f"semantic search is off, search is keyword-only: {exc.name or exc} is not "
             "installed (pip install 'screvi-mcp[local]')"
         ) from exc
-    import os
-
     try:
         embedder = load_embedder()
     except EmbeddingModelError as exc:
         raise SemanticSearchUnavailable(
             f"semantic search is off, search is keyword-only: {exc}"
+        ) from exc
+    except Exception as exc:  # a model file onnxruntime or tokenizers cannot read
+        raise SemanticSearchUnavailable(
+            "semantic search is off, search is keyword-only: the model in "
+            f"{os.environ.get(MODEL_DIR_ENV, '').strip() or 'the bundled package'} could not "
+            f"be loaded ({type(exc).__name__}); fix or unset {MODEL_DIR_ENV}"
         ) from exc
     directory = os.environ.get(MODEL_DIR_ENV, "").strip()
     calibration = calibration_for_directory(Path(directory).expanduser()) if directory else MINILM
