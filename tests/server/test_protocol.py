@@ -76,13 +76,19 @@ async def test_read_only_lists_no_write_tool(library_path: Path) -> None:
         names = {tool.name for tool in (await client.list_tools()).tools}
         refused = await call_error(client, "create_tag", {"name": "nope"})
     assert names == READ_TOOLS
-    assert_tool_error(refused, "unknown_tool", "create_tag")
+    assert_tool_error(refused, "unknown_tool", "create_tag", "read-only")
 
 
 async def test_toolsets_limit_the_tools(library_path: Path) -> None:
     async with mcp_client(library_path, toolsets=("search", "tags")) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
+        refused = await call_error(client, "list_sources")
+        read_only = await call_error(client, "save_article", {"url": "https://example.com/"})
     assert names == {"search_highlights", "list_tags", "create_tag", "update_tag", "delete_tag"}
+    # A tool left out by --toolsets is not blamed on read-only mode.
+    assert_tool_error(refused, "unknown_tool", "list_sources", "--toolsets search,tags")
+    assert "read-only" not in refused
+    assert "read-only" not in read_only and "articles" in read_only
 
 
 async def test_read_only_toolsets(library_path: Path) -> None:
@@ -170,6 +176,7 @@ async def test_a_crash_reveals_nothing(client: Client, monkeypatch: pytest.Monke
 async def test_unknown_tool(client: Client) -> None:
     text = await call_error(client, "drop_library", {})
     assert_tool_error(text, "unknown_tool", "drop_library")
+    assert "read-only" not in text  # nothing is hidden on this server: no false reason
 
 
 # Resources --------------------------------------------------------------------------------

@@ -52,8 +52,16 @@ def build_server(
         website_url="https://screvi.com",
         middleware=[tidy_tool_errors],
     )
+    hidden: dict[str, str] = {}
     for spec in all_tool_specs():
-        if spec.toolset not in wanted or (read_only and spec.write):
+        if spec.toolset not in wanted:
+            hidden[spec.name] = (
+                f"its toolset, {spec.toolset}, is left out (--toolsets "
+                f"{','.join(name for name in TOOLSETS if name in wanted)})"
+            )
+            continue
+        if read_only and spec.write:
+            hidden[spec.name] = "it writes, and this server is read-only"
             continue
         mcp.add_tool(
             spec.bind(backend),
@@ -69,7 +77,7 @@ def build_server(
     resources.register(mcp, backend)
     prompts.register(mcp)
     # Innermost, after the tools and prompts it checks exist.
-    mcp.middleware.append(argument_checks(mcp))
+    mcp.middleware.append(argument_checks(mcp, hidden))
     add_health_route(mcp)
     return mcp
 

@@ -45,14 +45,21 @@ def unknown_tool_arguments_message(tool: str, unknown: set[str], accepted: list[
     )
 
 
-def argument_checks(mcp: MCPServer) -> ServerMiddleware[Any]:
-    """The middleware for `mcp` (built after its tools and prompts are registered)."""
+def argument_checks(
+    mcp: MCPServer, hidden: Mapping[str, str] | None = None
+) -> ServerMiddleware[Any]:
+    """The middleware for `mcp` (built after its tools and prompts are registered).
+
+    `hidden` maps the tools this server does not offer to why (a toolset left out, or
+    read-only mode), so that calling one is answered with the real reason.
+    """
+    why_hidden = dict(hidden or {})
 
     async def check(ctx: Any, call_next: Any) -> Any:
         method = getattr(ctx, "method", None)
         params: Mapping[str, Any] = getattr(ctx, "params", None) or {}
         if method == "tools/call":
-            refusal = _tool_call_refusal(mcp, params)
+            refusal = _tool_call_refusal(mcp, params, why_hidden)
             if refusal is not None:
                 text = TextContent(type="text", text=refusal)
                 return CallToolResult(content=[text], is_error=True)
@@ -63,14 +70,24 @@ def argument_checks(mcp: MCPServer) -> ServerMiddleware[Any]:
     return check
 
 
-def _tool_call_refusal(mcp: MCPServer, params: Mapping[str, Any]) -> str | None:
+def _tool_call_refusal(
+    mcp: MCPServer, params: Mapping[str, Any], hidden: Mapping[str, str]
+) -> str | None:
     name = params.get("name")
     arguments = params.get("arguments") or {}
     if not isinstance(name, str) or not isinstance(arguments, Mapping):
         return None  # malformed: the SDK's own validation answers
     tool = mcp._tool_manager.get_tool(name)
     if tool is None:
-        return None
+        if name in hidden:
+            return (
+                f"[unknown_tool] {name} is not offered by this server: {hidden[name]}. "
+                "Next: use one of the tools it lists, or tell the user how to enable it."
+            )
+        return (
+            f"[unknown_tool] This server has no tool named {name}. Next: use one of the "
+            "tools it lists."
+        )
     accepted = list((tool.parameters.get("properties") or {}).keys())
     unknown = set(arguments) - set(accepted)
     if not unknown:
