@@ -9,6 +9,7 @@ import pytest
 from client_testkit import (
     LEGACY_KEY,
     SCOPED_KEY,
+    ClientFactory,
     FaultServer,
     MockClientFactory,
     error_reply,
@@ -234,3 +235,19 @@ async def test_no_key_sends_no_key_header(mock_client: MockClientFactory) -> Non
         with pytest.raises(MissingApiKeyError):
             await client.list_tags()
     assert "x-api-key" not in server.sent[0].headers
+
+
+async def test_a_429_carries_the_servers_real_limit(connect: ClientFactory, backend: str) -> None:
+    from screvi_mcp.server.errors import describe
+
+    if backend == "in-process":
+        pytest.skip("in-process, the client paces itself to the app's limit and never gets a 429")
+
+    async with connect(server_rate_limit=2) as client:
+        await client.list_tags()
+        await client.list_tags()
+        with pytest.raises(RateLimitedError) as caught:
+            await client.list_tags()
+    assert caught.value.limit == 2
+    message = describe(caught.value)
+    assert "(2 requests per minute per key)" in message and "100" not in message

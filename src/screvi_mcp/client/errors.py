@@ -118,6 +118,8 @@ class RateLimitedError(ScreviAPIError):
     """429 that outlasted the client's retry budget. `retry_after` is in seconds, if known."""
 
     default_code = "rate_limited"
+    # The server's limit (X-RateLimit-Limit, requests per minute), when it said.
+    limit: int | None = None
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
@@ -198,6 +200,16 @@ def error_from_response(
     echoes the key back.
     """
 
+    error = _error_from_response(response, retry_after=retry_after, secret=secret)
+    if isinstance(error, RateLimitedError):
+        limit = response.headers.get("X-RateLimit-Limit", "").strip()
+        error.limit = int(limit) if limit.isdigit() else None
+    return error
+
+
+def _error_from_response(
+    response: httpx.Response, *, retry_after: float | None, secret: str | None
+) -> ScreviAPIError:
     def scrub(text: str) -> str:
         return text.replace(secret, "***") if secret else text
 

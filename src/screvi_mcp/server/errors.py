@@ -61,6 +61,11 @@ def _unknown_outcome(error: ScreviError, what_happened: str) -> str:
     )
 
 
+def _per_minute(error: RateLimitedError) -> str:
+    """The limit the server announced (X-RateLimit-Limit), not the spec's usual 100."""
+    return f"{error.limit} " if error.limit else ""
+
+
 def describe(error: ScreviError, target: str | None = None) -> str:
     """One message: `[code] what happened. Next: what to do.`
 
@@ -136,8 +141,8 @@ def describe(error: ScreviError, target: str | None = None) -> str:
     elif isinstance(error, RateLimitedError):
         wait = f"{error.retry_after:g} seconds" if error.retry_after else "a minute"
         advice = (
-            f"Screvi's rate limit (100 requests per minute per key) is exhausted"
-            f"{'' if error.from_server else ' (' + error.message + ')'}. Next: wait "
+            f"Screvi's rate limit ({_per_minute(error)}requests per minute per key) is "
+            f"exhausted{'' if error.from_server else ' (' + error.message + ')'}. Next: wait "
             f"{wait}, then retry; prefer bulk and paged calls."
         )
     elif error.status >= 500:
