@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from server_testkit import Seed, call_error, call_ok, mcp_client
+from server_testkit import LocalApi, Seed, call_error, call_ok, mcp_client
+
+from screvi_mcp.server.backend import BackendConfig
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -68,3 +70,16 @@ async def test_a_bad_prompt_argument_is_invalid_params_with_a_next_step(
 async def test_good_prompt_arguments_still_render(client: Client) -> None:
     result = await client.get_prompt("triage_reading_list", {"limit": "5"})
     assert "per_page=5" in str(result.messages[0].content)
+
+
+async def test_a_base_url_without_the_api_root_is_blamed_not_the_id(local_api: LocalApi) -> None:
+    # The CLI refuses such a URL at start-up; a server built in code (or an API moved
+    # behind a proxy) still must not send the agent hunting for ids.
+    root = local_api.base_url.removesuffix("/api/v1")
+    config = BackendConfig(api_key=local_api.write_key, base_url=root)
+    async with mcp_client(config) as client:
+        text = await call_error(client, "list_tags")
+        missing = await call_error(client, "get_highlight", {"highlight_id": "0" * 8})
+    for answer in (text, missing):
+        assert "SCREVI_BASE_URL" in answer and "/api/v1" in answer
+        assert "find the right id" not in answer

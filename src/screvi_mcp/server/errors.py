@@ -61,6 +61,14 @@ def _unknown_outcome(error: ScreviError, what_happened: str) -> str:
     )
 
 
+def _no_such_endpoint(error: NotFoundError) -> bool:
+    """A 404 about the path itself (a base URL without /api/v1, or not Screvi at all), as
+    the embedded API words it or as a server that does not speak the API's errors does."""
+    return error.message.startswith("No such endpoint") or "unreadable error body" in (
+        error.message
+    )
+
+
 def _per_minute(error: RateLimitedError) -> str:
     """The limit the server announced (X-RateLimit-Limit), not the spec's usual 100."""
     return f"{error.limit} " if error.limit else ""
@@ -111,6 +119,12 @@ def describe(error: ScreviError, target: str | None = None) -> str:
         advice = (
             "The Screvi account has no active subscription or trial, so the API is closed. "
             "Next: tell the user; retrying will not help."
+        )
+    elif isinstance(error, NotFoundError) and _no_such_endpoint(error):
+        advice = (
+            "The Screvi API address answers that it has no such endpoint, so the base URL "
+            "is wrong, not the id. Next: tell the user to check SCREVI_BASE_URL: it must end "
+            "at the API root /api/v1 (e.g. https://api.screvi.com/api/v1)."
         )
     elif isinstance(error, NotFoundError):
         what = target or "The item"
