@@ -302,6 +302,19 @@ async def test_list_articles(client: Client, seed: Seed) -> None:
     assert "On attention" in text and seed.article_id in text
 
 
+async def test_embedded_articles_show_no_dead_web_app_link(client: Client, seed: Seed) -> None:
+    text = await call_ok(client, "list_articles", {"response_format": "detailed"})
+    assert seed.article_id in text and "saved " in text
+    assert "screvi.embedded" not in text and "/app/articles" not in text
+
+
+async def test_screvi_web_app_links_are_kept() -> None:
+    from screvi_mcp.server.render import web_app_link
+
+    assert web_app_link("https://app.screvi.com/articles/1") == "https://app.screvi.com/articles/1"
+    assert web_app_link("http://127.0.0.1:8080/app/articles/1") is None
+
+
 async def test_list_articles_rejects_a_bad_date(client: Client) -> None:
     text = await call_error(client, "list_articles", {"saved_since": "yesterday-ish"})
     assert_tool_error(text, "invalid_parameter", "saved_since")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Literal
+from urllib.parse import urlsplit
 
 from screvi_mcp.models import (
     Article,
@@ -195,7 +196,7 @@ def article(item: Article, fmt: ResponseFormat = "concise") -> str:
             ("site", item.site_name),
             ("language", item.language),
             ("words", item.word_count),
-            ("app", item.screvi_url),
+            ("app", web_app_link(item.screvi_url)),
         ):
             if value:
                 extra.append(f"{label} {value}")
@@ -253,3 +254,12 @@ def article_chunk(item: ArticleWithContent) -> str:
             "This is the end of the article."
         )
     return "\n".join([*header, f"[{position}]", "", item.content, "", f"[{position}]"])
+
+
+def web_app_link(url: str | None) -> str | None:
+    """The article's link in Screvi's web app; None for the embedded library's, which has no
+    web app (its `http://screvi.embedded/app/...` or loopback links lead nowhere)."""
+    if not url:
+        return None
+    host = (urlsplit(url).hostname or "").lower()
+    return url if host == "screvi.com" or host.endswith(".screvi.com") else None
