@@ -177,7 +177,7 @@ def _save_link(
         existing = article_rows.find_duplicate(conn, [key])
         if existing is not None:
             article_id, state = existing
-            if state == "failed" and store.retry_failed(conn, article_id):
+            if state == "failed" and article_rows.retry_failed(conn, article_id):
                 state = "queued"
             outcome = SaveOutcome("article", article_id, article_id, True, state, url)
         else:
