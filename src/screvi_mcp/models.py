@@ -203,3 +203,14 @@ class Page(WireModel, Generic[ItemT]):
 
     data: list[ItemT]
     pagination: Pagination
+
+
+# An extension header of the embedded library's /search: why it matched keywords only.
+KEYWORD_ONLY_HEADER = "X-Screvi-Search-Keyword-Only"
+
+
+class SearchPage(Page[SearchResult]):
+    """A page of search results, and (not a wire field) why search was keyword-only, when
+    the API said so: an agent should then change words, not lower min_relevance."""
+
+    keyword_only_reason: str | None = Field(default=None, exclude=True)

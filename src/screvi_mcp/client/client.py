@@ -61,11 +61,13 @@ from screvi_mcp.client.skill import (
 )
 from screvi_mcp.contract import HOSTED_BASE_URL, SCOPED_KEY_PREFIX
 from screvi_mcp.models import (
+    KEYWORD_ONLY_HEADER,
     Article,
     ArticleWithContent,
     Highlight,
     Page,
     SavedArticle,
+    SearchPage,
     SearchResult,
     Source,
     Tag,
@@ -676,8 +678,11 @@ class ScreviClient:
         verify: bool | None = None,
         page: int = 1,
         per_page: int = 20,
-    ) -> Page[SearchResult]:
-        """GET /search: hybrid semantic and keyword search over highlights (per_page max 50)."""
+    ) -> SearchPage:
+        """GET /search: hybrid semantic and keyword search over highlights (per_page max 50).
+
+        `keyword_only_reason` is set when the API says it matched keywords only (the
+        embedded library's extension header)."""
         if not isinstance(q, str) or not q.strip():
             raise InvalidParameterError(
                 "q is required", status=400, fields={"q": "required"}, from_server=False
@@ -701,7 +706,11 @@ class ScreviClient:
             page=page,
             per_page=per_page,
         )
-        return self._page(response, SearchResult)
+        found = self._page(response, SearchResult)
+        reason = response.headers.get(KEYWORD_ONLY_HEADER)
+        return SearchPage(
+            data=found.data, pagination=found.pagination, keyword_only_reason=reason
+        )
 
     # Sources -------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import pytest
 from screvi_mcp.local import keys
 from screvi_mcp.local.app import create_app
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.routes.search import KEYWORD_ONLY_HEADER
+from screvi_mcp.models import KEYWORD_ONLY_HEADER
 
 pytest.importorskip("onnxruntime", reason="the model loader needs the `local` extra")
 

@@ -11,7 +11,7 @@ from screvi_mcp.local.search import keyword_only
 from screvi_mcp.local.search.engine import SearchQuery, search
 from screvi_mcp.local.store import wire
 from screvi_mcp.local.store.pages import pagination
-from screvi_mcp.models import SourceType
+from screvi_mcp.models import KEYWORD_ONLY_HEADER, SourceType
 
 MAX_QUERY_LENGTH = 1000
 
@@ -58,9 +58,6 @@ def search_highlights(call: Call) -> Reply:
     # only exact words match, rather than advise a lower min_relevance that cannot help.
     headers = {KEYWORD_ONLY_HEADER: _latin1(reason)} if reason else {}
     return Reply(body, headers=headers)
-
-
-KEYWORD_ONLY_HEADER = "X-Screvi-Search-Keyword-Only"
 
 
 def _latin1(text: str) -> str:

@@ -75,6 +75,13 @@ async def search_highlights(
             per_page=per_page,
         )
     text = render.highlights(result.data, result.pagination, response_format, "matches")
-    if result.pagination.total == 0 and (min_relevance is None or min_relevance > 0.5):
+    if result.keyword_only_reason:
+        # Only exact words can match: min_relevance changes nothing, so never suggest it.
+        text += (
+            f" Note: search here matches keywords only ({result.keyword_only_reason}), so "
+            "only highlights containing these words are found; try other words, and tell "
+            "the user if search by meaning is needed."
+        )
+    elif result.pagination.total == 0 and (min_relevance is None or min_relevance > 0.5):
         text += " Try other words, or a lower min_relevance such as 0.5."
     return text
