@@ -105,7 +105,10 @@ async def save_article(
     if state is ParseState.parsed:
         lines.append(f'Read it with read_article(article_id="{saved.id}").')
     elif state is ParseState.failed:
-        lines.append("The page could not be extracted; read_article shows why.")
+        lines.append(
+            "The page could not be extracted; read_article shows why. On the embedded "
+            "library, saving the same URL again retries it."
+        )
     else:
         lines.append("It is still being fetched; read_article will have it shortly.")
     return " ".join(lines)

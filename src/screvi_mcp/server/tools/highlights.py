@@ -134,7 +134,8 @@ async def create_highlight(
     location: Location | None = None,
     date: Annotated[DateTimeText | None, Field(description="when it was highlighted")] = None,
 ) -> str:
-    """Create one highlight. Without source_id or article_id it is a standalone note.
+    """Create one highlight. Without source_id or article_id it goes to the user's
+    Personal notes source.
     For several at once use create_highlights_bulk (one request instead of many)."""
     async with backend.call(ctx) as client:
         item = await client.create_highlight(
