@@ -3,9 +3,10 @@
 # over streamable HTTP at http://127.0.0.1:8000/mcp (stdio hosts launch .venv/bin/screvi-mcp
 # themselves; see the README).
 #
-# It installs only when needed: when .venv is missing, or pyproject.toml (the dependencies)
-# changed since the last install, recorded as a hash in .venv/.screvi-mcp-installed. Otherwise
-# it starts offline. Every failure to start is one line on stderr and a non-zero exit.
+# It installs only when needed: when .venv is missing, or what pip installs from
+# pyproject.toml (dependencies, extras, entry points) changed since the last install, recorded
+# as a hash in .venv/.screvi-mcp-installed (scripts/install_stamp.py). Otherwise it starts
+# offline. Every failure to start is one line on stderr and a non-zero exit.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 port="${PORT:-8000}"
@@ -17,8 +18,7 @@ die() { echo "scripts/serve.sh: $*" >&2; exit 1; }
 command -v python3 >/dev/null 2>&1 || die "python3 is not on PATH; install Python 3.11 or newer"
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
   || die "Python 3.11 or newer is needed; python3 is $(python3 -V 2>&1)"
-wanted="$(python3 -c 'import hashlib; print(hashlib.sha256(open("pyproject.toml", "rb").read()).hexdigest())')" \
-  || die "cannot read pyproject.toml"
+wanted="$(python3 scripts/install_stamp.py 2>/dev/null)" || die "cannot read pyproject.toml"
 
 if [ ! -x .venv/bin/screvi-mcp ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   echo "scripts/serve.sh: installing screvi-mcp with the local extra into .venv (needs PyPI)..." >&2

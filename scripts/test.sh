@@ -6,8 +6,7 @@ cd "$(dirname "$0")/.."
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[local,test]'
 # What scripts/serve.sh checks to start without reinstalling (a superset of its install).
-python3 -c 'import hashlib; print(hashlib.sha256(open("pyproject.toml", "rb").read()).hexdigest())' \
-  >.venv/.screvi-mcp-installed
+python3 scripts/install_stamp.py >.venv/.screvi-mcp-installed
 .venv/bin/ruff check src tests
 .venv/bin/mypy
 npm ci --prefix e2e --no-audit --no-fund --loglevel=error

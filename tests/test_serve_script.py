@@ -8,7 +8,6 @@ any install attempt fails, which is how "starts offline" is checked.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import socket
@@ -40,7 +39,8 @@ def project(tmp_path: Path) -> Path:
     """A project folder as after a completed install: script, pyproject.toml, .venv, stamp."""
     root = tmp_path / "project"
     (root / "scripts").mkdir(parents=True)
-    shutil.copy(ROOT / "scripts" / "serve.sh", root / "scripts" / "serve.sh")
+    for script in ("serve.sh", "install_stamp.py"):
+        shutil.copy(ROOT / "scripts" / script, root / "scripts" / script)
     shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
     venv_bin = root / ".venv" / "bin"
     venv_bin.mkdir(parents=True)
@@ -49,8 +49,14 @@ def project(tmp_path: Path) -> Path:
     python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
     python.chmod(0o755)
     (venv_bin / "screvi-mcp").symlink_to(screvi_command())
-    digest = hashlib.sha256((root / "pyproject.toml").read_bytes()).hexdigest()
-    (root / ".venv" / ".screvi-mcp-installed").write_text(digest + "\n")
+    stamp = subprocess.run(
+        [sys.executable, str(root / "scripts" / "install_stamp.py")],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (root / ".venv" / ".screvi-mcp-installed").write_text(stamp)
     return root
 
 
@@ -106,8 +112,10 @@ def test_a_complete_venv_starts_offline_without_installing(
 def test_changed_dependencies_reinstall_and_a_failed_install_is_one_line(
     project: Path, tmp_path: Path
 ) -> None:
-    with (project / "pyproject.toml").open("a") as handle:
-        handle.write("\n# a changed dependency\n")
+    text = (project / "pyproject.toml").read_text()
+    assert '"httpx>=0.28,<1",' in text
+    changed = text.replace('"httpx>=0.28,<1",', '"httpx>=0.28.1,<1",')  # a dependency
+    (project / "pyproject.toml").write_text(changed)
     # pip cannot reach anything (OFFLINE_PIP), as on a machine without network.
     (project / ".venv" / "bin" / "python").unlink()
     fake_python = project / ".venv" / "bin" / "python"
@@ -152,3 +160,11 @@ def test_a_bad_port_value_is_one_line(project: Path) -> None:
     )
     assert done.returncode != 0
     assert done.stderr.strip() == "scripts/serve.sh: PORT=80a is not a port number"
+
+
+def test_tool_settings_do_not_force_a_reinstall(
+    project: Path, tmp_path: Path, stop: list[subprocess.Popen[str]]
+) -> None:
+    with (project / "pyproject.toml").open("a") as handle:
+        handle.write('\n[tool.somelinter]\nstrict = true\n')
+    test_a_complete_venv_starts_offline_without_installing(project, tmp_path, stop)
