@@ -101,3 +101,12 @@ def test_the_skill_file_speaks_to_mcp_agents_too() -> None:
                       "Retry-After", "cascade=true", "`fields`"):
         assert rest_only not in outside, f"{rest_only!r} is taught outside REST brackets"
     assert "screvi.embedded" not in SKILL  # the in-process address is no place to visit
+
+
+def test_defaults_in_help_match_the_code() -> None:
+    from screvi_mcp.client.deadline import DEFAULT_CALL_DEADLINE
+    from screvi_mcp.client.ratelimit import DEFAULT_MAX_RATE_WAIT
+
+    help_text = " ".join(build_parser().format_help().split())
+    assert f"all (default {DEFAULT_CALL_DEADLINE:g})" in help_text
+    assert f"[rate_limited] (default {DEFAULT_MAX_RATE_WAIT:g})" in help_text

@@ -38,6 +38,11 @@ _ENVIRONMENT = (
         "`screvi-mcp reindex` after changing it",
     ),
     ("SCREVI_VERIFIER_MODEL_DIR", "an ONNX cross-encoder for searches with verify=true"),
+    (config.CALL_DEADLINE_ENV, "seconds one tool call may take in all (default 45)"),
+    (
+        config.MAX_RATE_WAIT_ENV,
+        "seconds a call may wait at the client's rate limiter before [rate_limited] (default 5)",
+    ),
 )
 ENVIRONMENT_HELP = "\n".join(
     [
