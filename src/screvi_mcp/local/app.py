@@ -28,6 +28,7 @@ from screvi_mcp.local.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.routes import articles, highlights, search, skill, sources, tags
 from screvi_mcp.local.search.attach import attach_semantic_index
+from screvi_mcp.local.store import mirror as mirror_store
 from screvi_mcp.skillfile import bundled_skill_path
 
 log = logging.getLogger("screvi_mcp.local")
@@ -126,11 +127,15 @@ def create_app(
         worker = ArticleWorker(library, fetcher)
         app.state.fetcher = fetcher
         app.state.article_worker = worker
-        await worker.start()  # also resumes articles a crash left queued or fetching
+        # A mirror's articles are fetched by Screvi and copied by `sync`: never fetched here.
+        fetches = not mirror_store.is_mirror(library.connection())
+        if fetches:
+            await worker.start()  # also resumes articles a crash left queued or fetching
         try:
             yield
         finally:
-            await worker.stop()
+            if fetches:
+                await worker.stop()
             await fetcher.aclose()
             library.close()
 

@@ -1,0 +1,55 @@
+"""An httpx transport that notes the server's clock and counts what was sent.
+
+The sync cursor must be a time on the *server's* clock (a laptop's clock may be minutes
+off), and the spec gives no endpoint for it: the standard `Date` response header does. The
+transport also counts requests and 429 answers for the progress lines and the summary.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+import httpx
+
+
+class ClockTransport(httpx.AsyncBaseTransport):
+    """Wraps another transport; records the first and latest server `Date` it saw."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport | None = None) -> None:
+        self._inner = inner or httpx.AsyncHTTPTransport()
+        self.requests = 0
+        self.rate_limited = 0
+        self.first_server_time: datetime | None = None
+        self.latest_server_time: datetime | None = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests += 1
+        response = await self._inner.handle_async_request(request)
+        if response.status_code == 429:
+            self.rate_limited += 1
+        moment = _parse_date(response.headers.get("date"))
+        if moment is not None:
+            if self.first_server_time is None:
+                self.first_server_time = moment
+            self.latest_server_time = moment
+        return response
+
+    def reset_first(self) -> None:
+        """Forget the first time seen, so the next response starts a new run's clock."""
+        self.first_server_time = None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _parse_date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)

@@ -1,0 +1,516 @@
+"""The sync engine: copy a Screvi account into a local library, then keep it current.
+
+One run walks, in order: the full tag list (tags have no tombstones: they are hard-deleted),
+sources (`include_empty`, so articles without highlights come too), highlights, articles,
+and then the detail (body, parse errors, reading dates) of every article whose listed
+version the mirror has not fetched yet. The first run asks for everything; later runs for
+what changed since the cursor (`updated_since`), always with `include_deleted`, so deletions
+arrive as tombstones and lists never shrink under a walk (an item added meanwhile shifts
+later items down: seen twice, stored once, never missed).
+
+Crash safety. Each page is stored in one transaction together with the resume point (phase,
+page). The cursor moves only when a run has finished, to the server's time at the start of
+that run minus an overlap window: anything changed during the run, or stamped by a server
+clock slightly behind its `Date` header, is asked for again next time. Upserts are
+idempotent, so asking twice costs a request and changes nothing. A killed run (even
+`kill -9`) resumes at the last stored page of the phase it was in, with the same `since`.
+
+Budget. Requests go through the client's shared limiter, set below the hosted limit
+(100/minute) by default; 429 answers are retried after `Retry-After` by the client's retry
+policy, which resends only requests that are safe to resend (every request here is a GET).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import anyio.to_thread
+
+from screvi_mcp.client.client import ScreviClient
+from screvi_mcp.client.retry import RetryPolicy
+from screvi_mcp.local import clock
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.store import mirror as store
+from screvi_mcp.mirror.clock_transport import ClockTransport
+from screvi_mcp.mirror.identity import MirrorMismatch, key_fingerprint, normalise_base_url
+from screvi_mcp.models import Page
+
+log = logging.getLogger("screvi_mcp.mirror")
+
+# Below the hosted 100 requests a minute, leaving room for an MCP server using the same key.
+DEFAULT_REQUESTS_PER_MINUTE = 90
+MAX_PER_PAGE = 100
+# Asked for again on every run: generous against server clocks a little behind `Date`.
+DEFAULT_OVERLAP = timedelta(minutes=5)
+# Without a `Date` header the local clock stands in, and may be off by more.
+NO_SERVER_CLOCK_OVERLAP = timedelta(hours=1)
+DEFAULT_BODY_CHUNK = 100_000
+# A body longer than this is stored cut (a bound on memory and requests per article).
+MAX_BODY_CHARS = 20_000_000
+# A sync waits out 429s far longer than an interactive tool call would.
+SYNC_RETRY = RetryPolicy(max_retries=8, base_delay=1.0, max_delay=60.0, max_total_wait=600.0)
+
+PHASES = ("tags", "sources", "highlights", "articles", "details")
+
+STATE_CURSOR = "cursor"
+STATE_LAST_SYNC = "last_sync_at"
+STATE_LAST_FULL_SYNC = "last_full_sync_at"
+RUN_STARTED = "run_started"
+RUN_SINCE = "run_since"
+RUN_PHASE = "run_phase"
+RUN_PAGE = "run_page"
+
+
+class SyncPaused(Exception):
+    """The run stopped at its deadline; everything stored so far stays, the cursor did not move."""
+
+
+class Reporter(Protocol):
+    """Where progress goes: a bar on a terminal, plain lines otherwise (see cli)."""
+
+    def phase(self, name: str, total: int | None) -> None: ...
+
+    def advance(self, name: str, done: int, total: int | None) -> None: ...
+
+
+class _Silent:
+    def phase(self, name: str, total: int | None) -> None:
+        pass
+
+    def advance(self, name: str, done: int, total: int | None) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    requests_per_minute: int = DEFAULT_REQUESTS_PER_MINUTE
+    per_page: int = MAX_PER_PAGE
+    overlap: timedelta = DEFAULT_OVERLAP
+    body_chunk_chars: int = DEFAULT_BODY_CHUNK
+    # Both formats are stored so the mirror answers format=html and format=text alike.
+    body_formats: tuple[str, ...] = ("html", "text")
+    retry: RetryPolicy = SYNC_RETRY
+    # Seconds this run may take before pausing (None: until done). For syncs a tool call
+    # triggers, which must not block an agent for long.
+    time_limit: float | None = None
+    # Accept a mirror made with another key (a rotated key of the same account).
+    accept_new_key: bool = False
+
+
+@dataclass
+class SyncSummary:
+    full: bool
+    finished: bool = False
+    resumed: bool = False
+    applied: dict[str, store.Applied] = field(
+        default_factory=lambda: {name: store.Applied() for name in PHASES}
+    )
+    requests: int = 0
+    rate_limited: int = 0
+    seconds: float = 0.0
+    cursor: str | None = None
+
+    def lines(self) -> list[str]:
+        """The end summary, one line per kind of item."""
+        kind = "full copy" if self.full else "incremental sync"
+        state = "finished" if self.finished else "paused (run again to continue)"
+        out = [f"{kind} {state}{' (resumed)' if self.resumed else ''} in {self.seconds:.1f}s"]
+        for name in ("tags", "sources", "highlights", "articles"):
+            a = self.applied[name]
+            out.append(
+                f"  {name}: {a.created} new, {a.updated} changed, {a.deleted} deleted, "
+                f"{a.unchanged} unchanged"
+            )
+        out.append(f"  article bodies fetched: {self.applied['details'].updated}")
+        out.append(f"  requests: {self.requests} ({self.rate_limited} answered 429)")
+        if self.cursor:
+            out.append(f"  next sync asks for changes since {self.cursor}")
+        return out
+
+
+def build_client(
+    api_key: str,
+    base_url: str,
+    settings: SyncSettings,
+    *,
+    inner: Any = None,
+) -> tuple[ScreviClient, ClockTransport]:
+    """A client for syncing: the sync's budget and retry policy, a transport noting `Date`."""
+    transport = ClockTransport(inner)
+    client = ScreviClient.hosted(
+        api_key,
+        base_url=base_url,
+        rate_limit=settings.requests_per_minute,
+        retry=settings.retry,
+        transport=transport,
+    )
+    return client, transport
+
+
+@contextlib.contextmanager
+def _run_lock(path: Path) -> Iterator[None]:
+    """One sync of a library at a time across processes (released by the OS on kill -9)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no cross-process lock
+        yield
+        return
+    lock_path = path.with_name(path.name + ".sync-lock")
+    with open(lock_path, "a+") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SyncBusy(f"another sync of {path} is running; wait for it to finish") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+class SyncBusy(RuntimeError):
+    """Another process is syncing this library right now."""
+
+
+def check_identity(
+    library: Library, base_url: str, api_key: str, *, accept_new_key: bool = False
+) -> bool:
+    """Make sure the library mirrors this account; claim an empty library. True when new."""
+    conn = library.connection()
+    state = store.read_state(conn)
+    fingerprint = key_fingerprint(api_key)
+    base = normalise_base_url(base_url)
+    if store.STATE_BASE_URL not in state:
+        if store.holds_data(conn):
+            raise MirrorMismatch(
+                f"{library.path} already holds a library that is not a mirror; sync into a new "
+                "file with --library PATH"
+            )
+        store.write_state(
+            library, {store.STATE_BASE_URL: base, store.STATE_KEY_FINGERPRINT: fingerprint}
+        )
+        return True
+    if state[store.STATE_BASE_URL] != base:
+        raise MirrorMismatch(
+            f"{library.path} mirrors {state[store.STATE_BASE_URL]}, not {base}; use another "
+            "--library for this address"
+        )
+    if state.get(store.STATE_KEY_FINGERPRINT) != fingerprint:
+        if not accept_new_key:
+            raise MirrorMismatch(
+                f"{library.path} was synced with another API key (fingerprint "
+                f"{state.get(store.STATE_KEY_FINGERPRINT)}, this one is {fingerprint}). If it is "
+                "the same Screvi account, run again with --new-key; otherwise use another --library"
+            )
+        store.write_state(library, {store.STATE_KEY_FINGERPRINT: fingerprint})
+    return False
+
+
+@dataclass
+class _Run:
+    library: Library
+    client: ScreviClient
+    clock: ClockTransport
+    settings: SyncSettings
+    reporter: Reporter
+    summary: SyncSummary
+    since: str | None
+    started: str | None  # the run's start on the server clock, once known
+    deadline: float | None
+
+    def run_state(self, phase: str, page: int) -> dict[str, str | None]:
+        return {
+            RUN_STARTED: self.started,
+            RUN_SINCE: self.since or "",
+            RUN_PHASE: phase,
+            RUN_PAGE: str(page),
+        }
+
+    def check_deadline(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise SyncPaused("the sync's time limit was reached")
+
+    def note_server_start(self) -> None:
+        """The run's start on the server's clock, from the first response it sent."""
+        if self.started is not None:
+            return
+        moment = self.clock.first_server_time
+        if moment is None:
+            log.warning("the server sends no Date header: the local clock stands in for it")
+            moment = datetime.now(UTC) - (NO_SERVER_CLOCK_OVERLAP - self.settings.overlap)
+        self.started = clock.format_timestamp(moment)
+
+
+async def _store(function: Callable[..., store.Applied], *args: Any, **kwargs: Any) -> Any:
+    """Store on a worker thread: embedding a page is CPU work the event loop must not wait on."""
+    return await anyio.to_thread.run_sync(lambda: function(*args, **kwargs))
+
+
+def _dump(page: Page[Any]) -> list[dict[str, Any]]:
+    return [item.model_dump(mode="json") for item in page.data]
+
+
+async def run_sync(
+    library: Library,
+    client: ScreviClient,
+    clock_transport: ClockTransport,
+    *,
+    api_key: str,
+    settings: SyncSettings | None = None,
+    reporter: Reporter | None = None,
+) -> SyncSummary:
+    """Run (or resume) one sync of the account behind `client` into `library`.
+
+    When `time_limit` runs out the summary says `finished=False`: what was stored stays and
+    the next run continues from it, as after a crash. Raises `MirrorMismatch` when the
+    library mirrors something else, `SyncBusy` when another process syncs it, and the
+    client's errors (`ScreviError` subclasses) when the API refuses.
+    """
+    settings = settings or SyncSettings()
+    reporter = reporter or _Silent()
+    began = time.monotonic()
+    with _run_lock(library.path):
+        await anyio.to_thread.run_sync(
+            lambda: check_identity(
+                library, client.base_url, api_key, accept_new_key=settings.accept_new_key
+            )
+        )
+        state = store.read_state(library.connection())
+        resumed = RUN_STARTED in state
+        since = (state.get(RUN_SINCE) or None) if resumed else state.get(STATE_CURSOR)
+        summary = SyncSummary(full=since is None, resumed=resumed)
+        clock_transport.reset_first()
+        requests_before = clock_transport.requests
+        limited_before = clock_transport.rate_limited
+        run = _Run(
+            library=library,
+            client=client,
+            clock=clock_transport,
+            settings=settings,
+            reporter=reporter,
+            summary=summary,
+            since=since,
+            started=state.get(RUN_STARTED) if resumed else None,
+            deadline=None if settings.time_limit is None else began + settings.time_limit,
+        )
+        start_phase = state.get(RUN_PHASE, "tags") if resumed else "tags"
+        start_page = max(1, int(state.get(RUN_PAGE, "1") or 1)) if resumed else 1
+        try:
+            await _embed_leftovers(library)
+            for phase in PHASES[PHASES.index(start_phase) if start_phase in PHASES else 0 :]:
+                page = start_page if phase == start_phase else 1
+                await _PHASE_RUNNERS[phase](run, page)
+            cursor_time = clock.parse_timestamp(run.started or clock.now()) - settings.overlap
+            summary.cursor = clock.format_timestamp(cursor_time)
+            now = clock.now()
+            finish: dict[str, str | None] = {
+                STATE_CURSOR: summary.cursor,
+                STATE_LAST_SYNC: now,
+                RUN_STARTED: None,
+                RUN_SINCE: None,
+                RUN_PHASE: None,
+                RUN_PAGE: None,
+            }
+            if summary.full:
+                finish[STATE_LAST_FULL_SYNC] = now
+            await anyio.to_thread.run_sync(lambda: store.write_state(library, finish))
+            summary.finished = True
+        except SyncPaused:
+            log.info("sync paused at its time limit; the next run continues from here")
+        finally:
+            summary.requests = clock_transport.requests - requests_before
+            summary.rate_limited = clock_transport.rate_limited - limited_before
+            summary.seconds = time.monotonic() - began
+    return summary
+
+
+async def _embed_leftovers(library: Library) -> None:
+    """Embed highlights a killed run stored but did not embed (no-op without the extra)."""
+    from screvi_mcp.local.search.setup import attach_semantic_index
+
+    await anyio.to_thread.run_sync(lambda: attach_semantic_index(library, backfill="now"))
+
+
+async def _tags(run: _Run, page: int) -> None:
+    run.check_deadline()
+    run.reporter.phase("tags", None)
+    tags = await run.client.list_tags()
+    run.note_server_start()
+    items = [tag.model_dump(mode="json") for tag in tags]
+    applied = await _store(
+        store.replace_tags, run.library, items, state=run.run_state("sources", 0)
+    )
+    run.summary.applied["tags"].add(applied)
+    run.reporter.advance("tags", len(items), len(items))
+
+
+async def _walk(
+    run: _Run,
+    phase: str,
+    page: int,
+    fetch: Callable[[int], Awaitable[Page[Any]]],
+    save: Callable[..., store.Applied],
+) -> None:
+    """Every page of one list from `page` on, each stored with its resume point."""
+    done = (page - 1) * run.settings.per_page
+    total: int | None = None
+    run.reporter.phase(phase, None)
+    while True:
+        run.check_deadline()
+        result = await fetch(page)
+        run.note_server_start()
+        if total is None:
+            total = result.pagination.total
+            run.reporter.phase(phase, total)
+        applied = await _store(save, run.library, _dump(result), state=run.run_state(phase, page))
+        run.summary.applied[phase].add(applied)
+        done += len(result.data)
+        run.reporter.advance(phase, min(done, total), total)
+        pagination = result.pagination
+        if not result.data or not pagination.has_more:
+            return
+        if pagination.total_pages and page >= pagination.total_pages:
+            return
+        page += 1
+
+
+async def _sources(run: _Run, page: int) -> None:
+    async def fetch(number: int) -> Page[Any]:
+        return await run.client.list_sources(
+            page=number,
+            per_page=run.settings.per_page,
+            updated_since=run.since,
+            include_deleted=True,
+            include_empty=True,
+            include_metadata=True,
+        )
+
+    await _walk(run, "sources", page, fetch, store.upsert_sources)
+
+
+async def _highlights(run: _Run, page: int) -> None:
+    async def fetch(number: int) -> Page[Any]:
+        return await run.client.list_highlights(
+            page=number,
+            per_page=run.settings.per_page,
+            updated_since=run.since,
+            include_deleted=True,
+            include_metadata=True,
+        )
+
+    await _walk(run, "highlights", page, fetch, store.upsert_highlights)
+
+
+async def _articles(run: _Run, page: int) -> None:
+    async def fetch(number: int) -> Page[Any]:
+        return await run.client.list_articles(
+            page=number,
+            per_page=run.settings.per_page,
+            updated_since=run.since,
+            include_deleted=True,
+        )
+
+    await _walk(run, "articles", page, fetch, store.upsert_articles)
+
+
+async def _details(run: _Run, page: int) -> None:
+    """Fetch the detail and body of every article the mirror holds an old version of.
+
+    Driven by the library (which versions it has), not by the pages just walked, so a run
+    killed between an article page and its bodies fetches them on resume.
+    """
+    conn = run.library.connection()
+    total = store.count_articles_needing_detail(conn)
+    run.reporter.phase("details", total)
+    tried: set[str] = set()
+    done = 0
+    while True:
+        batch = [
+            article_id
+            for article_id in store.articles_needing_detail(conn, limit=len(tried) + 50)
+            if article_id not in tried
+        ]
+        if not batch:
+            return
+        for article_id in batch:
+            run.check_deadline()
+            tried.add(article_id)
+            await _fetch_detail(run, article_id)
+            done += 1
+            run.reporter.advance("details", min(done, total), max(total, done))
+
+
+async def _fetch_detail(run: _Run, article_id: str) -> None:
+    from screvi_mcp.client.errors import NotFoundError
+
+    bodies: dict[str, str | None] = {"html": None, "text": None}
+    detail: Mapping[str, Any] | None = None
+    try:
+        for wanted in run.settings.body_formats:
+            first, body = await _read_body(run, article_id, wanted)
+            if detail is None:
+                detail = first
+            served = str(first.get("content_format") or wanted)
+            if body is not None and bodies.get(served) is None:
+                bodies[served] = body
+    except NotFoundError:
+        return  # gone since it was listed: its tombstone comes with the next run
+    if detail is None:
+        return
+    stored = await anyio.to_thread.run_sync(
+        lambda: store.store_article_detail(
+            run.library,
+            article_id,
+            detail,
+            content_html=bodies["html"],
+            content_text=bodies["text"],
+        )
+    )
+    if stored:
+        run.summary.applied["details"].updated += 1
+
+
+async def _read_body(run: _Run, article_id: str, wanted: str) -> tuple[dict[str, Any], str | None]:
+    """One format of an article's body, chunk by chunk (`offset`/`max_chars`)."""
+    first: dict[str, Any] | None = None
+    parts: list[str] = []
+    offset = 0
+    length = 0
+    while True:
+        article = await run.client.get_article(
+            article_id,
+            format=wanted,  # type: ignore[arg-type]
+            offset=offset or None,
+            max_chars=run.settings.body_chunk_chars,
+        )
+        if first is None:
+            first = article.model_dump(mode="json")
+        if article.content is None:
+            return first, None
+        parts.append(article.content)
+        length += len(article.content)
+        offset = article.content_offset + len(article.content)
+        if not article.content_truncated or not article.content or length >= MAX_BODY_CHARS:
+            return first, "".join(parts)
+        run.check_deadline()
+
+
+_PHASE_RUNNERS: dict[str, Callable[[_Run, int], Awaitable[None]]] = {
+    "tags": _tags,
+    "sources": _sources,
+    "highlights": _highlights,
+    "articles": _articles,
+    "details": _details,
+}
+
+
+def mirror_status(library: Library) -> dict[str, str]:
+    """What a mirror knows about itself (no secrets): base_url, cursor, last sync time..."""
+    return store.read_state(library.connection())

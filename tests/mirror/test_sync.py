@@ -1,0 +1,165 @@
+"""`run_sync` against a stand-in Screvi on 127.0.0.1: full copy, incremental, deletions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mirror_testkit import (
+    FAST,
+    LONG_BODY,
+    StandIn,
+    add_article,
+    mirror_client,
+    search_ids,
+    seed,
+    serve_stand_in,
+    snapshot,
+    sync,
+)
+
+from screvi_mcp.client.client import ScreviClient
+from screvi_mcp.client.errors import NotFoundError
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.store import mirror as mirror_store
+from screvi_mcp.mirror.identity import MirrorMismatch
+from screvi_mcp.mirror.sync import SyncSettings, build_client, run_sync
+
+QUERIES = ["moon and tides", "patience with money", "gardens", "green sea"]
+
+
+async def assert_same(stand_in: StandIn, mirror: Path) -> None:
+    """Every list, body and search answer of the mirror equals the stand-in's."""
+    async with stand_in.client() as source, mirror_client(mirror) as copy:
+        expected = await snapshot(source)
+        actual = await snapshot(copy)
+        for part in expected:
+            assert actual[part] == expected[part], part
+        for query in QUERIES:
+            assert await search_ids(copy, query) == await search_ids(source, query), query
+
+
+@pytest.fixture
+def with_articles(stand_in_path: Path) -> dict[str, str]:
+    """Two saved articles (one long, tagged; one without highlights), before serving."""
+    return {
+        "long": add_article(
+            stand_in_path, "http://127.0.0.1:9/essay", title="Tide pools", body=LONG_BODY,
+            tags=["reading"],
+        ),
+        "short": add_article(
+            stand_in_path, "http://127.0.0.1:9/short", title="Short note", body="Brief body."
+        ),
+    }
+
+
+async def test_full_copy_equals_the_source(
+    with_articles: dict[str, str], stand_in_path: Path, mirror_path: Path
+) -> None:
+    with serve_stand_in(stand_in_path) as stand_in:
+        async with stand_in.client() as client:
+            await seed(client)
+            await client.create_highlight(
+                "Tide pools hold whole worlds.", article_id=with_articles["long"], tags=["ocean"]
+            )
+        summary = await sync(stand_in, mirror_path)
+        assert summary.full and summary.finished
+        assert summary.applied["highlights"].created == 10
+        assert summary.applied["details"].updated == 2
+        await assert_same(stand_in, mirror_path)
+        # The long body came in several chunks and is whole.
+        async with mirror_client(mirror_path) as copy:
+            article = await copy.get_article(with_articles["long"], format="text")
+            assert article.content == LONG_BODY and len(LONG_BODY) > 3 * FAST.body_chunk_chars
+
+    library = Library.open(mirror_path)
+    try:
+        state = mirror_store.read_state(library.connection())
+        assert state["base_url"] == stand_in.base_url
+        assert stand_in.key not in str(state) and "cursor" in state and "last_sync_at" in state
+        assert not any(key.startswith("run_") for key in state)
+    finally:
+        library.close()
+
+
+async def test_incremental_sync_applies_creates_edits_tags_and_deletions(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    async with stand_in.client() as client:
+        ids = await seed(client)
+        doomed = await client.create_source("To be removed", "custom")
+        await client.create_highlight("Soon gone with its source.", source_id=doomed.id)
+        await sync(stand_in, mirror_path)
+
+        new = await client.create_highlight("Fresh words on lunar cycles.", tags=["moon"])
+        await client.update_highlight(ids["lone"], content="A standalone thought about roses.")
+        await client.add_highlight_tags(ids["tide"], ["physics"])
+        await client.remove_highlight_tags(ids["tide"], ["Moon"])
+        tags = {tag.name: tag.id for tag in await client.list_tags()}
+        await client.update_tag(tags["ocean"], name="Sea")
+        await client.delete_tag(tags["Moon"])
+        page = await client.list_highlights(source_id=ids["notes"], per_page=2)
+        await client.delete_highlight(page.data[0].id)
+        await client.delete_source(doomed.id, cascade=True)
+        await client.delete_source(ids["empty"])
+        await client.update_source(ids["book"], name="The Sea Around Us (1951)")
+
+    summary = await sync(stand_in, mirror_path)
+    assert summary.finished and not summary.full
+    assert summary.applied["highlights"].created == 1
+    assert summary.applied["sources"].deleted == 2
+    # Only what changed was listed again (plus an overlap), not the whole library.
+    assert summary.applied["highlights"].unchanged < 10
+
+    await assert_same(stand_in, mirror_path)
+    async with mirror_client(mirror_path) as copy:
+        assert (await copy.get_highlight(new.id)).content == "Fresh words on lunar cycles."
+        with pytest.raises(NotFoundError):
+            await copy.get_source(doomed.id)
+        assert await search_ids(copy, "roses") == [ids["lone"]]
+
+
+async def test_a_second_sync_with_no_changes_changes_nothing(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    async with stand_in.client() as client:
+        await seed(client)
+    await sync(stand_in, mirror_path)
+    again = await sync(stand_in, mirror_path)
+    assert again.finished
+    for name in ("sources", "highlights", "articles"):
+        assert again.applied[name].created == again.applied[name].updated == 0, name
+    await assert_same(stand_in, mirror_path)
+
+
+async def test_a_library_that_is_not_a_mirror_is_refused(
+    stand_in: StandIn, tmp_path: Path
+) -> None:
+    async with stand_in.client() as client:
+        await seed(client)
+    own = tmp_path / "own.sqlite3"
+    async with ScreviClient.embedded(own, rate_limit=None) as embedded:
+        await embedded.create_highlight("My own note.")
+    with pytest.raises(MirrorMismatch, match="not a mirror"):
+        await sync(stand_in, own)
+
+
+async def test_another_address_or_key_is_refused(stand_in: StandIn, mirror_path: Path) -> None:
+    await sync(stand_in, mirror_path)
+    library = Library.open(mirror_path)
+    try:
+        settings = SyncSettings(requests_per_minute=100_000)
+        client, clock = build_client("sk_live_other", stand_in.base_url, settings)
+        async with client:
+            with pytest.raises(MirrorMismatch, match="another API key") as refused:
+                await run_sync(library, client, clock, api_key="sk_live_other", settings=settings)
+        assert "sk_live_other" not in str(refused.value)
+        assert stand_in.key not in str(refused.value)
+        other, clock = build_client(stand_in.key, stand_in.base_url + "/", settings)
+        mirror_store.write_state(library, {"base_url": "http://127.0.0.1:1/api/v1"})
+        async with other:
+            with pytest.raises(MirrorMismatch, match=r"mirrors http://127\.0\.0\.1:1"):
+                await run_sync(library, other, clock, api_key=stand_in.key, settings=settings)
+    finally:
+        library.close()
+
