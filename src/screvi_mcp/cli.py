@@ -413,6 +413,28 @@ def _add_transfer_commands(commands: argparse._SubParsersAction) -> None:  # typ
         parser.set_defaults(handler=cmd_export)
 
 
+def cmd_sync(args: argparse.Namespace) -> int:
+    from screvi_mcp.mirror import command
+
+    return command.run(args)
+
+
+def _add_sync_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from screvi_mcp.mirror import command
+
+    sync = commands.add_parser(
+        "sync",
+        help="mirror a Screvi account (SCREVI_API_KEY) into a local library, or bring the "
+        "mirror up to date",
+        description="Copy the account behind SCREVI_API_KEY (at SCREVI_BASE_URL, default the "
+        "hosted API) into a local library through the public API: everything the first "
+        "time, then only what changed. Interrupted runs continue where they stopped. Serve "
+        "the mirror with `screvi-mcp --mirror`.",
+    )
+    command.add_arguments(sync)
+    sync.set_defaults(handler=cmd_sync)
+
+
 def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("MCP server (the default command)")
     group.add_argument(
@@ -526,6 +548,7 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.set_defaults(handler=cmd_reindex)
 
     _add_transfer_commands(commands)
+    _add_sync_command(commands)
 
     library = commands.add_parser("library", help="library settings")
     library_commands = library.add_subparsers(

@@ -151,10 +151,11 @@ async def snapshot(client: ScreviClient) -> dict[str, Any]:
     """Everything a client can list, in list order, for comparing two libraries."""
 
     async def every(method: Any, **filters: Any) -> list[dict[str, Any]]:
-        return [
+        items = [
             _strip(item.model_dump(mode="json"))
             async for item in client.iterate(method, max_items=None, per_page=100, **filters)
         ]
+        return _ties_by_id(items)
 
     articles = await every(client.list_articles)
     bodies = {}
@@ -170,6 +171,22 @@ async def snapshot(client: ScreviClient) -> dict[str, Any]:
         "articles": articles,
         "bodies": bodies,
     }
+
+
+def _ties_by_id(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The list order, with items of equal timestamps put in id order.
+
+    Lists are "most recent first"; the order among items created in the same instant (a bulk
+    create) is the server's insertion order, which a mirror cannot see, and the spec leaves
+    it open. Everything else about the order is compared as is.
+    """
+    position = {id(item): index for index, item in enumerate(items)}
+    key_field = "saved_at" if items and "saved_at" in items[0] else "created_at"
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for item in items:
+        groups.setdefault(item.get(key_field), []).append(item)
+    ordered = sorted(groups.values(), key=lambda group: position[id(group[0])])
+    return [item for group in ordered for item in sorted(group, key=lambda i: i["id"])]
 
 
 async def search_ids(client: ScreviClient, query: str) -> list[str]:

@@ -34,6 +34,10 @@ async def assert_same(stand_in: StandIn, mirror: Path) -> None:
         expected = await snapshot(source)
         actual = await snapshot(copy)
         for part in expected:
+            if part in ("highlights", "sources", "articles"):
+                mine = {item["id"] for item in actual[part]}
+                theirs = {item["id"] for item in expected[part]}
+                assert mine == theirs, (part, mine - theirs, theirs - mine)
             assert actual[part] == expected[part], part
         for query in QUERIES:
             assert await search_ids(copy, query) == await search_ids(source, query), query

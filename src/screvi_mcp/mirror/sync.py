@@ -9,7 +9,7 @@ arrive as tombstones and lists never shrink under a walk (an item added meanwhil
 later items down: seen twice, stored once, never missed).
 
 Crash safety. Each page is stored in one transaction together with the resume point (phase,
-page). The cursor moves only when a run has finished, to the server's time at the start of
+items walked). The cursor moves only when a run has finished, to the server's time at the start of
 that run minus an overlap window: anything changed during the run, or stamped by a server
 clock slightly behind its `Date` header, is asked for again next time. Upserts are
 idempotent, so asking twice costs a request and changes nothing. A killed run (even
@@ -66,7 +66,9 @@ STATE_LAST_FULL_SYNC = "last_full_sync_at"
 RUN_STARTED = "run_started"
 RUN_SINCE = "run_since"
 RUN_PHASE = "run_phase"
-RUN_PAGE = "run_page"
+# Items of the phase's list walked so far: resuming starts at the page holding the last one,
+# whatever page size the resuming run uses.
+RUN_WALKED = "run_walked"
 
 
 class SyncPaused(Exception):
@@ -92,6 +94,9 @@ class _Silent:
 @dataclass(frozen=True)
 class SyncSettings:
     requests_per_minute: int = DEFAULT_REQUESTS_PER_MINUTE
+    # The budget's window: `requests_per_minute` requests in any window this long (tests
+    # shorten it together with the stand-in's own window).
+    rate_window_seconds: float = 60.0
     per_page: int = MAX_PER_PAGE
     overlap: timedelta = DEFAULT_OVERLAP
     body_chunk_chars: int = DEFAULT_BODY_CHUNK
@@ -149,6 +154,7 @@ def build_client(
         api_key,
         base_url=base_url,
         rate_limit=settings.requests_per_minute,
+        rate_window=settings.rate_window_seconds,
         retry=settings.retry,
         transport=transport,
     )
@@ -225,12 +231,12 @@ class _Run:
     started: str | None  # the run's start on the server clock, once known
     deadline: float | None
 
-    def run_state(self, phase: str, page: int) -> dict[str, str | None]:
+    def run_state(self, phase: str, walked: int) -> dict[str, str | None]:
         return {
             RUN_STARTED: self.started,
             RUN_SINCE: self.since or "",
             RUN_PHASE: phase,
-            RUN_PAGE: str(page),
+            RUN_WALKED: str(walked),
         }
 
     def check_deadline(self) -> None:
@@ -301,7 +307,9 @@ async def run_sync(
             deadline=None if settings.time_limit is None else began + settings.time_limit,
         )
         start_phase = state.get(RUN_PHASE, "tags") if resumed else "tags"
-        start_page = max(1, int(state.get(RUN_PAGE, "1") or 1)) if resumed else 1
+        walked = int(state.get(RUN_WALKED, "0") or 0) if resumed else 0
+        # The page holding the last stored item: one page asked twice rather than one missed.
+        start_page = max(1, walked // settings.per_page)
         try:
             await _embed_leftovers(library)
             for phase in PHASES[PHASES.index(start_phase) if start_phase in PHASES else 0 :]:
@@ -316,7 +324,7 @@ async def run_sync(
                 RUN_STARTED: None,
                 RUN_SINCE: None,
                 RUN_PHASE: None,
-                RUN_PAGE: None,
+                RUN_WALKED: None,
             }
             if summary.full:
                 finish[STATE_LAST_FULL_SYNC] = now
@@ -359,7 +367,7 @@ async def _walk(
     save: Callable[..., store.Applied],
 ) -> None:
     """Every page of one list from `page` on, each stored with its resume point."""
-    done = (page - 1) * run.settings.per_page
+    done = (page - 1) * run.settings.per_page  # items before `page`
     total: int | None = None
     run.reporter.phase(phase, None)
     while True:
@@ -369,9 +377,9 @@ async def _walk(
         if total is None:
             total = result.pagination.total
             run.reporter.phase(phase, total)
-        applied = await _store(save, run.library, _dump(result), state=run.run_state(phase, page))
-        run.summary.applied[phase].add(applied)
         done += len(result.data)
+        applied = await _store(save, run.library, _dump(result), state=run.run_state(phase, done))
+        run.summary.applied[phase].add(applied)
         run.reporter.advance(phase, min(done, total), total)
         pagination = result.pagination
         if not result.data or not pagination.has_more:

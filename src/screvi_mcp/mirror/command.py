@@ -1,0 +1,127 @@
+"""`screvi-mcp sync`: the command-line face of the sync engine (stderr only; keys never shown)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import anyio
+
+from screvi_mcp import config
+
+DEFAULT_MIRROR_NAME = "mirror.sqlite3"
+
+
+def default_mirror_path() -> Path:
+    return config.default_library_path().with_name(DEFAULT_MIRROR_NAME)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from screvi_mcp.mirror.sync import DEFAULT_REQUESTS_PER_MINUTE, MAX_PER_PAGE
+
+    parser.add_argument(
+        "--library",
+        metavar="PATH",
+        help=f"the mirror's library file (default: {default_mirror_path()})",
+    )
+    parser.add_argument(
+        "--requests-per-minute",
+        type=int,
+        default=DEFAULT_REQUESTS_PER_MINUTE,
+        metavar="N",
+        help=f"request budget (default {DEFAULT_REQUESTS_PER_MINUTE}, under the hosted limit "
+        "of 100; leave room for other apps using the same key)",
+    )
+    parser.add_argument(
+        "--per-page",
+        type=int,
+        default=MAX_PER_PAGE,
+        metavar="N",
+        help=f"items per list request (default and maximum {MAX_PER_PAGE})",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop after this long (the next run continues where this one stopped)",
+    )
+    parser.add_argument(
+        "--new-key",
+        action="store_true",
+        help="accept a key other than the one the mirror was made with (a rotated key of "
+        "the same account)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress lines, only the summary")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit codes: 0 finished, 3 paused at --time-limit, 1 refused or failed, 2 bad usage."""
+    from screvi_mcp.client.client import DEFAULT_BASE_URL
+    from screvi_mcp.client.errors import ScreviError
+    from screvi_mcp.local.library import Library
+    from screvi_mcp.mirror.identity import MirrorMismatch
+    from screvi_mcp.mirror.report import PhaseProgress, summary_text
+    from screvi_mcp.mirror.sync import (
+        MAX_PER_PAGE,
+        SyncBusy,
+        SyncSettings,
+        build_client,
+        run_sync,
+    )
+
+    api_key = os.environ.get(config.API_KEY_ENV, "").strip()
+    if not api_key:
+        print(
+            f"screvi-mcp sync: set {config.API_KEY_ENV} to a Screvi API key (read access is "
+            "enough); the mirror is written to --library PATH",
+            file=sys.stderr,
+        )
+        return 2
+    if args.requests_per_minute < 1 or not 1 <= args.per_page <= MAX_PER_PAGE:
+        print(
+            f"screvi-mcp sync: --requests-per-minute must be at least 1 and --per-page "
+            f"between 1 and {MAX_PER_PAGE}",
+            file=sys.stderr,
+        )
+        return 2
+    base_url = os.environ.get(config.BASE_URL_ENV, "").strip() or DEFAULT_BASE_URL
+    path = Path(args.library).expanduser() if args.library else default_mirror_path()
+    settings = SyncSettings(
+        requests_per_minute=args.requests_per_minute,
+        per_page=args.per_page,
+        time_limit=args.time_limit,
+        accept_new_key=args.new_key,
+    )
+    progress = PhaseProgress(enabled=not args.quiet)
+    print(f"screvi-mcp sync: mirroring {base_url} into {path}", file=sys.stderr)
+
+    async def sync() -> int:
+        client, clock = build_client(api_key, base_url, settings)
+        library = Library.open(path)
+        try:
+            async with client:
+                summary = await run_sync(
+                    library, client, clock, api_key=api_key, settings=settings, reporter=progress
+                )
+        finally:
+            progress.close()
+            library.close()
+        print(summary_text(summary), file=sys.stderr)
+        return 0 if summary.finished else 3
+
+    try:
+        return anyio.run(sync)
+    except (MirrorMismatch, SyncBusy) as refusal:
+        print(f"screvi-mcp sync: {refusal}", file=sys.stderr)
+        return 1
+    except ScreviError as error:
+        # The client's errors never carry the key; the message says what to do.
+        print(
+            f"screvi-mcp sync: stopped: {error}. What was copied so far is kept; run again "
+            "to continue.",
+            file=sys.stderr,
+        )
+        return 1

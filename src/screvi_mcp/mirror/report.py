@@ -1,0 +1,70 @@
+"""Sync progress on stderr through the shared `progress` reporter: one line per phase."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from screvi_mcp.mirror.sync import SyncSummary
+from screvi_mcp.progress import ProgressReporter, format_summary
+
+_UNITS = {
+    "tags": "tags",
+    "sources": "sources",
+    "highlights": "highlights",
+    "articles": "articles",
+    "details": "article bodies",
+}
+
+
+class PhaseProgress:
+    """A `Reporter` drawing one progress line (bar, counts, ETA on a terminal) per phase."""
+
+    def __init__(self, *, stream: TextIO | None = None, enabled: bool = True) -> None:
+        self._stream = stream
+        self._enabled = enabled
+        self._current: tuple[str, ProgressReporter] | None = None
+
+    def phase(self, name: str, total: int | None) -> None:
+        if self._current is not None and self._current[0] == name:
+            if total is not None:
+                self._current[1].update(self._current[1].done, total)
+            return
+        self.close()
+        reporter = ProgressReporter(
+            f"sync {name}",
+            total,
+            unit=_UNITS.get(name, "items"),
+            stream=self._stream,
+            enabled=self._enabled,
+        )
+        self._current = (name, reporter)
+
+    def advance(self, name: str, done: int, total: int | None) -> None:
+        if self._current is None or self._current[0] != name:
+            self.phase(name, total)
+        assert self._current is not None
+        self._current[1].update(done, total)
+
+    def close(self) -> None:
+        if self._current is not None:
+            self._current[1].finish()
+            self._current = None
+
+
+def summary_text(summary: SyncSummary) -> str:
+    kind = "Full copy" if summary.full else "Incremental sync"
+    state = "finished" if summary.finished else "paused: run `screvi-mcp sync` again to continue"
+    rows: list[tuple[str, object]] = []
+    for name in ("tags", "sources", "highlights", "articles"):
+        a = summary.applied[name]
+        rows.append(
+            (name, f"{a.created} new, {a.updated} changed, {a.deleted} deleted, "
+             f"{a.unchanged} unchanged")
+        )
+    rows.append(("article bodies", summary.applied["details"].updated))
+    rows.append(("requests", f"{summary.requests} ({summary.rate_limited} answered 429)"))
+    rows.append(("time", f"{summary.seconds:.1f}s"))
+    if summary.cursor:
+        rows.append(("next sync from", summary.cursor))
+    resumed = " (resumed an interrupted run)" if summary.resumed else ""
+    return format_summary(f"{kind} {state}{resumed}", rows)

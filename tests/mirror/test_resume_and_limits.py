@@ -1,0 +1,143 @@
+"""A sync killed mid-run resumes without loss or duplicates; 429s and budgets are honoured."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from mirror_testkit import FAST, StandIn, mirror_client, seed, snapshot, sync
+from test_sync import assert_same
+
+from screvi_mcp.client.client import ScreviClient
+
+WAIT_SECONDS = 60.0  # a bound on waiting for the subprocess, not a timing check
+
+
+def _run_state(mirror: Path) -> dict[str, str]:
+    if not mirror.exists():
+        return {}
+    conn = sqlite3.connect(f"file:{mirror}?mode=ro", uri=True, timeout=5)
+    try:
+        return dict(conn.execute("SELECT key, value FROM mirror_state").fetchall())
+    except sqlite3.OperationalError:  # not migrated yet
+        return {}
+    finally:
+        conn.close()
+
+
+async def _more_highlights(client: ScreviClient, count: int) -> None:
+    await client.create_highlights_bulk(
+        [{"content": f"Observation {n} about the weather and the harvest."} for n in range(count)]
+    )
+
+
+def _sync_command(stand_in: StandIn, mirror: Path, *extra: str) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "SCREVI_API_KEY": stand_in.key,
+        "SCREVI_BASE_URL": stand_in.base_url,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "screvi_mcp", "sync", "--library", str(mirror), *extra],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+async def test_a_sync_killed_mid_run_resumes_without_loss_or_duplicates(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    async with stand_in.client() as client:
+        await seed(client)
+        await _more_highlights(client, 40)
+    # Two highlights a page at five requests a second: the run lasts long enough to kill.
+    process = _sync_command(
+        stand_in, mirror_path, "--per-page", "2", "--requests-per-minute", "300"
+    )
+    deadline = time.monotonic() + WAIT_SECONDS
+    try:
+        while True:
+            state = _run_state(mirror_path)
+            if state.get("run_phase") == "highlights" and int(state.get("run_walked", 0)) >= 8:
+                break
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the sync never reached the highlights"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(WAIT_SECONDS)
+    killed_at = _run_state(mirror_path)
+    assert "cursor" not in killed_at  # a half-finished run never moves the cursor
+    assert killed_at["run_phase"] == "highlights"
+
+    resumed = await sync(stand_in, mirror_path)
+    assert resumed.resumed and resumed.finished
+    # It went on from the stored page rather than starting over.
+    assert resumed.applied["sources"].created == 0
+    assert 0 < resumed.applied["highlights"].created < 49
+    await assert_same(stand_in, mirror_path)
+    async with mirror_client(mirror_path) as copy:
+        listed = (await snapshot(copy))["highlights"]
+        assert len(listed) == len({item["id"] for item in listed}) == 49
+
+
+async def test_the_cli_prints_a_summary_and_never_the_key(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    async with stand_in.client() as client:
+        await seed(client)
+    process = _sync_command(stand_in, mirror_path, "--per-page", "3")
+    out, err = process.communicate(timeout=WAIT_SECONDS)
+    assert process.returncode == 0, err
+    assert out == ""  # stdout stays free; progress and summary go to stderr
+    assert "Full copy finished" in err and "highlights" in err
+    assert stand_in.key not in err
+    again = _sync_command(stand_in, mirror_path)
+    out, err = again.communicate(timeout=WAIT_SECONDS)
+    assert again.returncode == 0 and "Incremental sync finished" in err
+    await assert_same(stand_in, mirror_path)
+
+
+def test_the_cli_without_a_key_says_what_to_set(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SCREVI_API_KEY"}
+    done = subprocess.run(
+        [sys.executable, "-m", "screvi_mcp", "sync", "--library", str(tmp_path / "m.sqlite3")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WAIT_SECONDS,
+    )
+    assert done.returncode == 2 and "SCREVI_API_KEY" in done.stderr
+
+
+async def test_a_429_storm_is_waited_out(stand_in: StandIn, mirror_path: Path) -> None:
+    async with stand_in.client() as client:
+        await seed(client)
+        await _more_highlights(client, 40)
+    stand_in.throttle(6, window_seconds=1.0)  # the stand-in now answers 429 beyond 6/s
+    summary = await sync(stand_in, mirror_path)
+    assert summary.finished
+    assert summary.rate_limited > 0  # the storm happened, and Retry-After was honoured
+    stand_in.throttle(100_000, window_seconds=60.0)
+    await assert_same(stand_in, mirror_path)
+
+
+async def test_the_budget_keeps_the_sync_under_the_server_limit(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    async with stand_in.client() as client:
+        await seed(client)
+        await _more_highlights(client, 40)
+    stand_in.throttle(8, window_seconds=1.0)
+    budget = replace(FAST, requests_per_minute=6, rate_window_seconds=1.0)
+    summary = await sync(stand_in, mirror_path, budget)
+    assert summary.finished and summary.requests > 12
+    assert summary.rate_limited == 0
