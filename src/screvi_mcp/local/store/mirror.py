@@ -650,3 +650,38 @@ def _notify(library: Library, applied: Applied) -> None:
     changed = sorted(set(applied.changed_seqs) - set(removed))
     library.notify_removed(removed)
     library.notify_changed(changed)
+
+
+# --- single changes a write through the mirror reports back --------------------------------
+
+
+def upsert_tag(library: Library, tag: Item) -> None:
+    """A tag the server just created or changed."""
+    with library.write() as conn:
+        _ensure_tag(conn, tag, clock.now())
+
+
+def delete_tag(library: Library, tag_id: str) -> None:
+    """A tag the server just deleted (hard): detached everywhere here too."""
+    with library.write() as conn:
+        conn.execute("DELETE FROM tags WHERE id = ?", (_id(tag_id),))
+
+
+def set_item_tags(library: Library, kind: str, item_id: str, tags: Iterable[Item]) -> bool:
+    """Make a highlight's (`kind="highlight"`) or article's tag set the server's full list.
+
+    False when the mirror does not hold the item (the next sync brings it).
+    """
+    table, owner, owners = (
+        ("highlight_tags", "highlight_id", "highlights")
+        if kind == "highlight"
+        else ("source_tags", "source_id", "sources")
+    )
+    item_id = _id(item_id)
+    now = clock.now()
+    with library.write() as conn:
+        if conn.execute(f"SELECT 1 FROM {owners} WHERE id = ?", (item_id,)).fetchone() is None:
+            return False
+        tag_ids = [_ensure_tag(conn, tag, now) for tag in tags]
+        _set_links(conn, table, owner, item_id, tag_ids)
+    return True
