@@ -90,12 +90,15 @@ async def _measure(
 async def _search_worker(mirror: Path, base_url: str, key: str, count: int) -> dict[str, Any]:
     """Each query on the mirror, then over HTTP, alternating, so load drifts hit both alike."""
     from screvi_mcp.client.client import ScreviClient
+    from screvi_mcp.local.transport import EmbeddedLibrary
 
     queries = corpus.queries(count)
     on_mirror: list[float] = []
     over_http: list[float] = []
+    served = EmbeddedLibrary(mirror)
+    await served.start()
     async with (
-        ScreviClient.embedded(mirror, rate_limit=None) as local,
+        ScreviClient(**{**served.client_options(), "rate_limit": None}) as local,
         ScreviClient.hosted(key, base_url=base_url, rate_limit=None) as remote,
     ):
         for target in (local, remote):

@@ -22,6 +22,7 @@ from screvi_mcp.local.fetching.extract import ExtractedArticle
 from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.ratelimit import RateLimiter
+from screvi_mcp.local.transport import EmbeddedLibrary
 from screvi_mcp.mirror.sync import SyncSettings, SyncSummary, build_client, run_sync
 from testsupport.servers import asgi_server
 
@@ -137,9 +138,15 @@ async def sync(stand_in: StandIn, mirror: Path, settings: SyncSettings = FAST) -
 
 
 @contextlib.asynccontextmanager
-async def mirror_client(mirror: Path) -> AsyncIterator[ScreviClient]:
-    async with ScreviClient.embedded(mirror, rate_limit=None) as client:
+async def embedded_client(path: Path) -> AsyncIterator[ScreviClient]:
+    """A client of a library file served in-process (the mirror, or any embedded library)."""
+    library = EmbeddedLibrary(path)
+    await library.start()
+    async with ScreviClient(**{**library.client_options(), "rate_limit": None}) as client:
         yield client
+
+
+mirror_client = embedded_client
 
 
 def _strip(item: dict[str, Any]) -> dict[str, Any]:

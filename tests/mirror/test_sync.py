@@ -10,6 +10,7 @@ from mirror_testkit import (
     LONG_BODY,
     StandIn,
     add_article,
+    embedded_client,
     mirror_client,
     search_ids,
     seed,
@@ -18,7 +19,6 @@ from mirror_testkit import (
     sync,
 )
 
-from screvi_mcp.client.client import ScreviClient
 from screvi_mcp.client.errors import NotFoundError
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.store import mirror as mirror_store
@@ -142,7 +142,7 @@ async def test_a_library_that_is_not_a_mirror_is_refused(
     async with stand_in.client() as client:
         await seed(client)
     own = tmp_path / "own.sqlite3"
-    async with ScreviClient.embedded(own, rate_limit=None) as embedded:
+    async with embedded_client(own) as embedded:
         await embedded.create_highlight("My own note.")
     with pytest.raises(MirrorMismatch, match="not a mirror"):
         await sync(stand_in, own)

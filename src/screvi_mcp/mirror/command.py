@@ -19,7 +19,8 @@ def default_mirror_path() -> Path:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from screvi_mcp.mirror.sync import DEFAULT_REQUESTS_PER_MINUTE, MAX_PER_PAGE
+    from screvi_mcp.contract import MAX_PER_PAGE
+    from screvi_mcp.mirror.sync import DEFAULT_REQUESTS_PER_MINUTE
 
     parser.add_argument(
         "--library",
@@ -61,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
     """Exit codes: 0 finished, 3 paused at --time-limit, 1 refused or failed, 2 bad usage."""
     from screvi_mcp.client.client import DEFAULT_BASE_URL
     from screvi_mcp.client.errors import ScreviError
+    from screvi_mcp.contract import MAX_PER_PAGE
     from screvi_mcp.local.library import Library
     from screvi_mcp.mirror.identity import MirrorMismatch
     from screvi_mcp.mirror.report import PhaseProgress, summary_text
     from screvi_mcp.mirror.sync import (
-        MAX_PER_PAGE,
         SyncBusy,
         SyncSettings,
         build_client,

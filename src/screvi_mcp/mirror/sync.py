@@ -36,6 +36,7 @@ import anyio.to_thread
 
 from screvi_mcp.client.client import ScreviClient
 from screvi_mcp.client.retry import RetryPolicy
+from screvi_mcp.contract import MAX_PER_PAGE
 from screvi_mcp.local import clock
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.store import mirror as store
@@ -47,7 +48,6 @@ log = logging.getLogger("screvi_mcp.mirror")
 
 # Below the hosted 100 requests a minute, leaving room for an MCP server using the same key.
 DEFAULT_REQUESTS_PER_MINUTE = 90
-MAX_PER_PAGE = 100
 # Asked for again on every run: generous against server clocks a little behind `Date`.
 DEFAULT_OVERLAP = timedelta(minutes=5)
 # Without a `Date` header the local clock stands in, and may be off by more.

@@ -131,7 +131,7 @@ def _ensure_tag(conn: sqlite3.Connection, tag: Item, now: str) -> str:
         "UPDATE tags SET name_key = name_key || '#' || id WHERE name_key = ? AND id != ?",
         (name_key, tag_id),
     )
-    row = conn.execute("SELECT name, color FROM tags WHERE id = ?", (tag_id,)).fetchone()
+    row = conn.execute("SELECT name, name_key, color FROM tags WHERE id = ?", (tag_id,)).fetchone()
     if row is None:
         conn.execute(
             "INSERT INTO tags(id, name, name_key, color, created_at, updated_at) "
@@ -145,7 +145,7 @@ def _ensure_tag(conn: sqlite3.Connection, tag: Item, now: str) -> str:
                 _ts(tag.get("updated_at")) or now,
             ),
         )
-    elif row["name"] != name or row["color"] != color:
+    elif row["name"] != name or row["color"] != color or row["name_key"] != name_key:
         conn.execute(
             "UPDATE tags SET name = ?, name_key = ?, color = ?, updated_at = ? WHERE id = ?",
             (name, name_key, color, _ts(tag.get("updated_at")) or now, tag_id),
