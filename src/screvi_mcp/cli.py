@@ -7,6 +7,7 @@ else goes to stderr, and in MCP stdio mode nothing at all goes to stdout but the
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import sys
@@ -148,13 +149,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ValueError as bad:
         print(f"screvi-mcp: {bad}", file=sys.stderr)
         return 2
-    backend_config = BackendConfig(
-        api_key=api_key,
-        base_url=base_url,
-        library_path=None if api_key else _checked_library_path(args, embedded_server=True),
-        call_deadline=call_deadline,
-        max_rate_wait=max_rate_wait,
-    )
+    if args.mirror:
+        backend_config = _mirror_config(args, api_key, base_url)
+        if backend_config is None:
+            return 2
+        backend_config = dataclasses.replace(
+            backend_config, call_deadline=call_deadline, max_rate_wait=max_rate_wait
+        )
+    else:
+        backend_config = BackendConfig(
+            api_key=api_key,
+            base_url=base_url,
+            library_path=None if api_key else _checked_library_path(args, embedded_server=True),
+            call_deadline=call_deadline,
+            max_rate_wait=max_rate_wait,
+        )
     options = HttpOptions(
         host=args.host,
         port=args.port,
@@ -179,7 +188,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         return 2
     backend = Backend(backend_config)
-    read_only = args.read_only or backend_config.legacy_key
+    read_only = args.read_only or backend_config.legacy_key or backend_config.mirror_read_only
     mcp = build_server(backend, read_only=read_only, toolsets=toolsets)  # type: ignore[arg-type]
     mode = " (read-only)" if read_only else ""
     print(
@@ -189,6 +198,30 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     run(mcp, backend, args.transport, options)
     return 0
+
+
+def _mirror_config(args: argparse.Namespace, api_key: str | None, base_url: str | None):  # type: ignore[no-untyped-def]
+    """The backend for `--mirror`, after checking the file is a mirror of this account."""
+    from pathlib import Path
+
+    from screvi_mcp.contract import HOSTED_BASE_URL
+    from screvi_mcp.mirror.command import default_mirror_path
+    from screvi_mcp.mirror.identity import MirrorMismatch
+    from screvi_mcp.mirror.serving import FreshnessPolicy, check_mirror
+    from screvi_mcp.server.backend import BackendConfig
+
+    path = Path(args.library).expanduser() if args.library else default_mirror_path()
+    try:
+        state = check_mirror(path, api_key, base_url or HOSTED_BASE_URL)
+    except MirrorMismatch as refusal:
+        print(f"screvi-mcp: {refusal}", file=sys.stderr)
+        return None
+    return BackendConfig(
+        api_key=api_key,
+        base_url=base_url or state.get("base_url"),
+        mirror_path=path,
+        mirror_policy=FreshnessPolicy(max_age=args.mirror_max_age),
+    )
 
 
 def cmd_api(args: argparse.Namespace) -> int:
@@ -463,6 +496,21 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="HOST:PORT",
         help="extra Host header value to accept (DNS-rebinding protection); repeatable",
+    )
+    group.add_argument(
+        "--mirror",
+        action="store_true",
+        help="serve a mirror made by `screvi-mcp sync` (--library PATH, default the sync's "
+        "default): reads and search from the local copy; with SCREVI_API_KEY, writes go to "
+        "Screvi first and a stale copy is refreshed; without it, read-only",
+    )
+    group.add_argument(
+        "--mirror-max-age",
+        type=float,
+        default=900.0,
+        metavar="SECONDS",
+        help="refresh a mirror older than this before answering (default 900; a refresh "
+        "holds an answer back at most 3 s)",
     )
     group.add_argument(
         "--read-only",

@@ -74,5 +74,10 @@ class WriteThrough:
     async def tag(self, tag: Tag) -> None:
         await self._run(store.upsert_tag, self.library, tag.model_dump(mode="json"))
 
+    async def refresh_tags(self) -> None:
+        """The full tag list (GET /tags), for the timestamps write answers leave out."""
+        tags = [tag.model_dump(mode="json") for tag in await self.hosted.list_tags()]
+        await self._run(store.replace_tags, self.library, tags)
+
     async def tag_deleted(self, tag_id: str) -> None:
         await self._run(store.delete_tag, self.library, tag_id)

@@ -29,6 +29,14 @@ how to get the next page.
 minute: prefer bulk and paged calls."""
 
 
+MIRROR_INSTRUCTIONS = """
+- Answers come from a local mirror of the library (fast, offline); when it may be out of \
+date an answer ends with a note saying how old it is."""
+MIRROR_READ_ONLY = """
+- No write tools: this mirror is served without an API key, and writes go to Screvi first. \
+To change the library, the user sets SCREVI_API_KEY (a key with write access)."""
+
+
 def all_tool_specs() -> list[ToolSpec]:
     """Every tool, in the order agents see them; declaring needs no backend."""
     return [*search.TOOLS, *highlights.TOOLS, *sources.TOOLS, *articles.TOOLS, *tags.TOOLS]
@@ -42,15 +50,20 @@ def build_server(
 ) -> MCPServer:
     """The MCP server over `backend`. Read-only mode does not register write tools at all,
     so no agent can even try them; a legacy (read-only) key implies it."""
-    read_only = read_only or backend.config.legacy_key
+    read_only = read_only or backend.config.legacy_key or backend.config.mirror_read_only
     wanted = set(toolsets)
+    instructions = INSTRUCTIONS
+    if backend.config.mirror_path is not None:
+        instructions += MIRROR_INSTRUCTIONS
+        if backend.config.mirror_read_only:
+            instructions += MIRROR_READ_ONLY
     mcp = MCPServer(
         "screvi",
         title="Screvi",
-        instructions=INSTRUCTIONS,
+        instructions=instructions,
         version=__version__,
         website_url="https://screvi.com",
-        middleware=[tidy_tool_errors],
+        middleware=[tidy_tool_errors, mirror_freshness_notes],
     )
     hidden: dict[str, str] = {}
     for spec in all_tool_specs():
@@ -155,6 +168,21 @@ def _tidy(text: str) -> str:
             "Next: fix these arguments (see the tool's input schema) and call again."
         )
     return rest
+
+
+async def mirror_freshness_notes(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    """Append what a mirror said about the freshness of this call's answer (if anything)."""
+    from screvi_mcp.mirror.serving import call_notes
+
+    notes: list[str] = []
+    token = call_notes.set(notes)
+    try:
+        result = await call_next(ctx)
+    finally:
+        call_notes.reset(token)
+    if notes and isinstance(result, dict) and isinstance(result.get("content"), list):
+        result["content"].append({"type": "text", "text": "Note: " + " ".join(notes)})
+    return result
 
 
 async def tidy_tool_errors(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:

@@ -34,7 +34,9 @@ CLIENT_KEY_HEADER = "x-screvi-api-key"
 
 @dataclass(frozen=True)
 class BackendConfig:
-    """Hosted when `api_key` is set, else the embedded library at `library_path`."""
+    """Hosted when `api_key` is set, else the embedded library at `library_path`; with
+    `mirror_path`, a mirror of the hosted account (its key, if any, is for refreshes and
+    writes)."""
 
     api_key: str | None = None
     base_url: str | None = None
@@ -43,10 +45,18 @@ class BackendConfig:
     call_deadline: float | None = DEFAULT_CALL_DEADLINE
     # The longest one request waits at the client's rate limiter before `rate_limited`.
     max_rate_wait: float | None = DEFAULT_MAX_RATE_WAIT
+    mirror_path: Path | None = None
+    # A `screvi_mcp.mirror.serving.FreshnessPolicy`; None for its defaults.
+    mirror_policy: Any = None
 
     @property
     def hosted(self) -> bool:
-        return self.api_key is not None
+        return self.api_key is not None and self.mirror_path is None
+
+    @property
+    def mirror_read_only(self) -> bool:
+        """A mirror without a (scoped) key cannot write: writes go to Screvi first."""
+        return self.mirror_path is not None and (self.api_key is None or self.legacy_key)
 
     @property
     def legacy_key(self) -> bool:
@@ -54,6 +64,10 @@ class BackendConfig:
         return self.api_key is not None and not self.api_key.startswith(SCOPED_KEY_PREFIX)
 
     def describe(self) -> str:
+        if self.mirror_path is not None:
+            base = self.base_url or HOSTED_BASE_URL
+            how = "refreshed and written through" if self.api_key else "no key: not refreshed"
+            return f"mirror of {base} at {self.mirror_path} ({how})"
         if self.hosted:
             return f"hosted Screvi API at {self.base_url or HOSTED_BASE_URL}"
         return f"embedded library at {self.library_path}"
@@ -100,6 +114,15 @@ class Backend:
 
     async def _build(self) -> ScreviClient:
         config = self.config
+        if config.mirror_path is not None:
+            from screvi_mcp.mirror.serving import mirrored_client
+
+            return await mirrored_client(
+                config.mirror_path,
+                api_key=config.api_key,
+                base_url=config.base_url or HOSTED_BASE_URL,
+                policy=config.mirror_policy,
+            )
         options: dict[str, Any] = {"max_rate_wait": config.max_rate_wait}
         if config.hosted:
             if config.base_url:

@@ -22,6 +22,7 @@ from typing import Any
 from screvi_mcp.local import clock
 from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.library import Library
+from screvi_mcp.local.store.pages import chunked
 
 Item = Mapping[str, Any]
 
@@ -131,24 +132,33 @@ def _ensure_tag(conn: sqlite3.Connection, tag: Item, now: str) -> str:
         "UPDATE tags SET name_key = name_key || '#' || id WHERE name_key = ? AND id != ?",
         (name_key, tag_id),
     )
-    row = conn.execute("SELECT name, name_key, color FROM tags WHERE id = ?", (tag_id,)).fetchone()
+    created_at = _ts(tag.get("created_at"))
+    updated_at = _ts(tag.get("updated_at"))
+    row = conn.execute(
+        "SELECT name, name_key, color, created_at, updated_at FROM tags WHERE id = ?", (tag_id,)
+    ).fetchone()
     if row is None:
         conn.execute(
             "INSERT INTO tags(id, name, name_key, color, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                tag_id,
-                name,
-                name_key,
-                color,
-                _ts(tag.get("created_at")) or now,
-                _ts(tag.get("updated_at")) or now,
-            ),
+            (tag_id, name, name_key, color, created_at or now, updated_at or now),
         )
-    elif row["name"] != name or row["color"] != color or row["name_key"] != name_key:
+        return tag_id
+    # Timestamps only when the server sent them (a tag embedded in a highlight has none).
+    wanted = {
+        "name": name,
+        "name_key": name_key,
+        "color": color,
+        "created_at": created_at or row["created_at"],
+        "updated_at": updated_at or row["updated_at"],
+    }
+    if any(row[column] != value for column, value in wanted.items()):
+        if updated_at is None and (row["name"], row["color"]) != (name, color):
+            wanted["updated_at"] = now
         conn.execute(
-            "UPDATE tags SET name = ?, name_key = ?, color = ?, updated_at = ? WHERE id = ?",
-            (name, name_key, color, _ts(tag.get("updated_at")) or now, tag_id),
+            "UPDATE tags SET name = ?, name_key = ?, color = ?, created_at = ?, updated_at = ? "
+            "WHERE id = ?",
+            [*wanted.values(), tag_id],
         )
     return tag_id
 
@@ -359,7 +369,9 @@ def upsert_highlights(
     applied = Applied()
     now = clock.now()
     with library.write() as conn:
-        for highlight in highlights:
+        # Lists are newest first; stored oldest first, so that highlights created in the same
+        # instant (a bulk create) keep the server's order among themselves (`seq` breaks ties).
+        for highlight in reversed(list(highlights)):
             _upsert_highlight(conn, highlight, now, applied)
         if state:
             _write_state(conn, state)
@@ -685,3 +697,16 @@ def set_item_tags(library: Library, kind: str, item_id: str, tags: Iterable[Item
         tag_ids = [_ensure_tag(conn, tag, now) for tag in tags]
         _set_links(conn, table, owner, item_id, tag_ids)
     return True
+
+
+def unknown_tag_ids(conn: sqlite3.Connection, tag_ids: Iterable[str]) -> set[str]:
+    """Which of these tag ids the mirror does not hold yet."""
+    wanted = {_id(tag_id) for tag_id in tag_ids}
+    known = {
+        row[0]
+        for part in chunked(sorted(wanted))
+        for row in conn.execute(
+            f"SELECT id FROM tags WHERE id IN ({','.join('?' * len(part))})", part
+        )
+    }
+    return wanted - known

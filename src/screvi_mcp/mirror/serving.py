@@ -1,0 +1,390 @@
+"""Serving a mirror: reads from the local copy, writes to Screvi first, freshness bounded.
+
+`MirroredClient` is a `ScreviClient` of the mirror's embedded app (so the MCP tools use it
+like any other backend) with two differences:
+
+- Every write goes to Screvi through a hosted client; only if Screvi accepts it is the
+  answer stored in the mirror (`write_through`), so the two never diverge and a refused
+  write changes nothing locally. Without an API key there is no hosted client: the server
+  is read-only and does not offer write tools.
+- Before a read, if the mirror's last sync is older than `max_age`, an incremental sync is
+  started in the background and the read waits for it at most `wait` seconds. If the sync
+  is not done by then (or failed, e.g. offline), the read is answered from the mirror as it
+  is, and a note says how old it is (`call_notes`). The sync goes on under its own time
+  limit and pauses resumably if it runs out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from screvi_mcp.client.client import ScreviClient
+from screvi_mcp.client.errors import ScreviAPIError
+from screvi_mcp.client.inputs import NewHighlight
+from screvi_mcp.client.params import Unset
+from screvi_mcp.client.retry import RetryPolicy
+from screvi_mcp.local import clock
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.store import mirror as store
+from screvi_mcp.mirror.clock_transport import ClockTransport
+from screvi_mcp.mirror.identity import MirrorMismatch, key_fingerprint, normalise_base_url
+from screvi_mcp.mirror.sync import STATE_LAST_SYNC, SyncSettings, build_client, run_sync
+from screvi_mcp.mirror.write_through import WriteThrough
+from screvi_mcp.models import Tag
+
+log = logging.getLogger("screvi_mcp.mirror")
+
+# Notes about the answer of the current tool call (how fresh it is), collected here and
+# appended to the result by the MCP layer. A list set per call; None outside a call.
+call_notes: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "screvi_mirror_call_notes", default=None
+)
+
+
+class MirrorRefusal(ScreviAPIError):
+    """What a mirror cannot do (write without a key, take another caller's key)."""
+
+    default_code = "mirror_read_only"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, status=403, from_server=False)
+
+
+@dataclass(frozen=True)
+class FreshnessPolicy:
+    # A mirror older than this is refreshed before answering (seconds).
+    max_age: float = 900.0
+    # How long one tool call waits for that refresh before answering from the mirror as is.
+    wait: float = 3.0
+    # A refresh started by a tool call stops (resumably) after this long.
+    sync_time_limit: float = 120.0
+
+
+_READS = (
+    "list_highlights",
+    "get_random_highlights",
+    "get_highlight",
+    "search",
+    "list_sources",
+    "get_source",
+    "list_articles",
+    "get_article",
+    "list_tags",
+)
+_WRITES = (
+    "create_highlight",
+    "create_highlights_bulk",
+    "update_highlight",
+    "delete_highlight",
+    "add_highlight_tags",
+    "remove_highlight_tags",
+    "create_source",
+    "update_source",
+    "delete_source",
+    "save_article",
+    "update_article",
+    "add_article_tags",
+    "remove_article_tags",
+    "create_tag",
+    "update_tag",
+    "delete_tag",
+)
+
+
+def _note(text: str) -> None:
+    notes = call_notes.get()
+    if notes is not None and text not in notes:
+        notes.append(text)
+
+
+def _age_text(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} seconds"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} minutes"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f} hours"
+    return f"{seconds / 86400:.0f} days"
+
+
+def _metadata_given(value: Any) -> dict[str, Any] | None:
+    """What a write said about metadata: a dict to store, {} to clear, None for "unchanged"."""
+    if isinstance(value, Unset):
+        return None
+    if value is None:
+        return {}
+    return dict(value) if isinstance(value, Mapping) else None
+
+
+class MirroredClient(ScreviClient):
+    """Reads answered by the mirror's embedded app; writes sent to Screvi, then mirrored."""
+
+    def __init__(
+        self,
+        *,
+        library: Library,
+        hosted_key: str | None,
+        hosted_base_url: str,
+        policy: FreshnessPolicy,
+        sync_settings: SyncSettings,
+        **local_options: Any,
+    ) -> None:
+        super().__init__(**local_options)
+        self.mirror_library = library
+        self.policy = policy
+        # A refresh a tool call started must not sit out a long Retry-After: its waits are
+        # bounded by its own time limit (it pauses and the next refresh resumes).
+        self._sync_settings = dataclasses.replace(
+            sync_settings,
+            retry=RetryPolicy(
+                max_retries=4, base_delay=0.5, max_delay=8.0,
+                max_total_wait=min(policy.sync_time_limit, 60.0),
+            ),
+        )
+        sync_settings = self._sync_settings
+        self._hosted_key = hosted_key
+        self._hosted: ScreviClient | None = None
+        self._sync_client: ScreviClient | None = None
+        self._clock: ClockTransport | None = None
+        self._writes: WriteThrough | None = None
+        if hosted_key:
+            # Writes and syncs share one limiter (same key, base URL and rate).
+            self._hosted = ScreviClient.hosted(
+                hosted_key,
+                base_url=hosted_base_url,
+                rate_limit=sync_settings.requests_per_minute,
+                rate_window=sync_settings.rate_window_seconds,
+            )
+            self._sync_client, self._clock = build_client(
+                hosted_key, hosted_base_url, sync_settings
+            )
+            self._writes = WriteThrough(library, self._hosted)
+        self._refresh: asyncio.Task[Any] | None = None
+
+    @property
+    def can_write(self) -> bool:
+        return self._hosted is not None
+
+    def with_api_key(self, api_key: str) -> ScreviClient:
+        raise MirrorRefusal(
+            "This server answers from a mirror of one Screvi account and does not take "
+            "per-client keys (X-Screvi-Api-Key); drop the header, or use a hosted-mode server"
+        )
+
+    async def aclose(self) -> None:
+        if self._refresh is not None and not self._refresh.done():
+            self._refresh.cancel()
+        for client in (self._hosted, self._sync_client):
+            if client is not None:
+                await client.aclose()
+        await super().aclose()
+
+    # Freshness ----------------------------------------------------------------------------
+
+    def last_sync(self) -> datetime | None:
+        text = store.read_state(self.mirror_library.connection()).get(STATE_LAST_SYNC)
+        return clock.parse_timestamp(text) if text else None
+
+    def _age_seconds(self) -> float | None:
+        last = self.last_sync()
+        return None if last is None else (datetime.now(UTC) - last).total_seconds()
+
+    async def refresh(self) -> Any:
+        """Run one incremental sync now (bounded by the policy's time limit)."""
+        assert self._sync_client is not None and self._clock is not None
+        assert self._hosted_key is not None
+        settings = dataclasses.replace(
+            self._sync_settings, time_limit=self.policy.sync_time_limit
+        )
+        return await run_sync(
+            self.mirror_library,
+            self._sync_client,
+            self._clock,
+            api_key=self._hosted_key,
+            settings=settings,
+        )
+
+    async def freshen(self) -> None:
+        """Refresh a stale mirror, waiting a bounded time; otherwise say how old the answer is."""
+        age = self._age_seconds()
+        if age is not None and age <= self.policy.max_age:
+            return
+        as_of = "never synced" if age is None else f"last synced {_age_text(age)} ago"
+        if self._sync_client is None:
+            _note(
+                f"Answered from the local mirror ({as_of}); no API key is set, so it cannot "
+                "refresh. Run `screvi-mcp sync` to update it."
+            )
+            return
+        if self._refresh is None or self._refresh.done():
+            self._refresh = asyncio.create_task(self.refresh())
+        try:
+            await asyncio.wait_for(asyncio.shield(self._refresh), self.policy.wait)
+        except TimeoutError:
+            _note(
+                f"Answered from the local mirror ({as_of}); a refresh from Screvi is running "
+                "and later calls will see it."
+            )
+        except Exception as error:  # offline, key revoked, ...: the mirror still answers
+            log.warning("mirror refresh failed: %s", error)
+            _note(
+                f"Answered from the local mirror ({as_of}); refreshing from Screvi failed "
+                f"({type(error).__name__}: {error})."
+            )
+
+    # Writes -------------------------------------------------------------------------------
+
+    async def _write(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self._hosted is None or self._writes is None:
+            raise MirrorRefusal(
+                "This mirror is served read-only because no SCREVI_API_KEY is set: writes go "
+                "to Screvi and need a key with write access. Tell the user"
+            )
+        result = await getattr(self._hosted, name)(*args, **kwargs)
+        try:
+            new_tags = name in ("create_tag", "update_tag") or self._brings_new_tags(result)
+            await self._apply(name, result, args, kwargs)
+            if new_tags:
+                # Answers embed tags without their timestamps: take the tag list (one request).
+                await self._writes.refresh_tags()
+        except Exception:  # Screvi has the write; the next sync brings it into the mirror
+            log.exception("a write reached Screvi but could not be stored in the mirror")
+            _note("Saved in Screvi; the local mirror shows it after its next sync.")
+        return result
+
+    def _brings_new_tags(self, result: Any) -> bool:
+        items = result if isinstance(result, list) else [result]
+        ids = [
+            tag.id
+            for item in items
+            for tag in ([item] if isinstance(item, Tag) else getattr(item, "tags", None) or [])
+        ]
+        return bool(ids) and bool(store.unknown_tag_ids(self.mirror_library.connection(), ids))
+
+    async def _apply(
+        self, name: str, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        writes = self._writes
+        assert writes is not None
+        first = args[0] if args else None
+        metadata = _metadata_given(kwargs.get("metadata", Unset()))
+        if name in ("create_highlight", "update_highlight"):
+            await writes.highlights([result], [metadata])
+        elif name == "create_highlights_bulk":
+            items = args[0] if args else kwargs.get("highlights", [])
+            given = [
+                (item.metadata if isinstance(item, NewHighlight) else item.get("metadata"))
+                for item in items
+            ]
+            await writes.highlights(result, given)
+        elif name == "delete_highlight":
+            await writes.highlight_deleted(str(first or kwargs.get("highlight_id")))
+        elif name in ("add_highlight_tags", "remove_highlight_tags"):
+            # The answer is only the tag list; the highlight itself (its new updated_at too)
+            # costs one request.
+            highlight_id = str(first or kwargs.get("highlight_id"))
+            await writes.tags_of("highlight", highlight_id, result)
+            await writes.highlights([await writes.hosted.get_highlight(highlight_id)])
+        elif name in ("create_source", "update_source"):
+            await writes.source(result, metadata)
+        elif name == "delete_source":
+            await writes.source_deleted(str(first or kwargs.get("source_id")))
+        elif name == "save_article":
+            await writes.saved(result)
+        elif name == "update_article":
+            await writes.article(result)
+        elif name in ("add_article_tags", "remove_article_tags"):
+            article_id = str(first or kwargs.get("article_id"))
+            await writes.tags_of("article", article_id, result)
+            await writes.article(await writes.hosted.get_article(article_id, max_chars=1000))
+        elif name in ("create_tag", "update_tag"):
+            await writes.tag(result)
+        elif name == "delete_tag":
+            await writes.tag_deleted(str(first or kwargs.get("tag_id")))
+
+
+def _read_method(name: str) -> Any:
+    async def method(self: MirroredClient, *args: Any, **kwargs: Any) -> Any:
+        await self.freshen()
+        return await getattr(ScreviClient, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = getattr(ScreviClient, name).__doc__
+    return method
+
+
+def _write_method(name: str) -> Any:
+    async def method(self: MirroredClient, *args: Any, **kwargs: Any) -> Any:
+        return await self._write(name, args, kwargs)
+
+    method.__name__ = name
+    method.__doc__ = getattr(ScreviClient, name).__doc__
+    return method
+
+
+for _name in _READS:
+    setattr(MirroredClient, _name, _read_method(_name))
+for _name in _WRITES:
+    setattr(MirroredClient, _name, _write_method(_name))
+
+
+def check_mirror(path: Path, api_key: str | None, base_url: str) -> dict[str, str]:
+    """Refuse to serve a file that is not a mirror, or a mirror of another account."""
+    library = Library.open(path)
+    try:
+        state = store.read_state(library.connection())
+    finally:
+        library.close()
+    mirrored = state.get(store.STATE_BASE_URL)
+    if mirrored is None:
+        raise MirrorMismatch(
+            f"{path} is not a mirror yet: run `screvi-mcp sync --library {path}` first"
+        )
+    if api_key:
+        if normalise_base_url(base_url) != mirrored:
+            raise MirrorMismatch(
+                f"{path} mirrors {mirrored}, not {normalise_base_url(base_url)} "
+                "(SCREVI_BASE_URL)"
+            )
+        if state.get(store.STATE_KEY_FINGERPRINT) != key_fingerprint(api_key):
+            raise MirrorMismatch(
+                f"{path} was synced with another API key; run `screvi-mcp sync --library "
+                f"{path} --new-key` if it is the same account"
+            )
+    return state
+
+
+async def mirrored_client(
+    path: Path,
+    *,
+    api_key: str | None,
+    base_url: str,
+    policy: FreshnessPolicy | None = None,
+    sync_settings: SyncSettings | None = None,
+) -> MirroredClient:
+    """A started `MirroredClient` over the mirror at `path` (see `check_mirror` first)."""
+    from screvi_mcp.local.transport import EmbeddedLibrary
+
+    served = EmbeddedLibrary(path)
+    await served.start()
+    try:
+        library: Library = served.app.state.library
+        return MirroredClient(
+            library=library,
+            hosted_key=api_key,
+            hosted_base_url=base_url,
+            policy=policy or FreshnessPolicy(),
+            sync_settings=sync_settings or SyncSettings(),
+            **{**served.client_options(), "rate_limit": None},
+        )
+    except BaseException:
+        await served.aclose()
+        raise

@@ -1,0 +1,169 @@
+"""The MCP server over a mirror (`--mirror`): local reads, writes through Screvi, freshness."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from mcp.types import TextContent
+from mirror_testkit import FAST, StandIn, search_ids, seed, sync
+from test_sync import assert_same
+
+from screvi_mcp.mirror.serving import FreshnessPolicy
+from screvi_mcp.server.app import build_server
+from screvi_mcp.server.backend import Backend, BackendConfig
+
+FRESH = FreshnessPolicy(max_age=3600.0)
+
+
+@asynccontextmanager
+async def mirror_server(config: BackendConfig) -> AsyncIterator[Client]:
+    backend = Backend(config)
+    server = build_server(backend)
+    try:
+        await backend.shared_client()
+        async with Client(server, cache=None) as client:  # type: ignore[arg-type]
+            yield client
+    finally:
+        await backend.aclose()
+
+
+def _config(stand_in: StandIn | None, mirror: Path, policy: FreshnessPolicy) -> BackendConfig:
+    return BackendConfig(
+        api_key=stand_in.key if stand_in else None,
+        base_url=stand_in.base_url if stand_in else None,
+        mirror_path=mirror,
+        mirror_policy=policy,
+    )
+
+
+async def _call(client: Client, name: str, arguments: dict[str, Any]) -> str:
+    result = await client.call_tool(name, arguments)
+    text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+    assert not result.is_error, text
+    return text
+
+
+async def test_writes_go_to_screvi_first_and_show_up_on_both_sides(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    async with stand_in.client() as client:
+        ids = await seed(client)
+    await sync(stand_in, mirror_path)
+    async with mirror_server(_config(stand_in, mirror_path, FRESH)) as mcp:
+        created = await _call(
+            mcp,
+            "create_highlight",
+            {"content": "Lichens are partnerships of fungi and algae.", "tags": ["biology"],
+             "source_id": ids["book"]},
+        )
+        async with stand_in.client() as source:
+            found = await search_ids(source, "lichens fungi")
+            assert found, "the write did not reach the stand-in"
+            new_id = found[0]
+            assert new_id in created
+            await _call(mcp, "update_highlight", {"highlight_id": ids["tide"], "favorite": True})
+            await _call(mcp, "add_highlight_tags", {"highlight_id": new_id, "tags": ["symbiosis"]})
+            await _call(mcp, "delete_highlight", {"highlight_id": ids["lone"]})
+            await _call(mcp, "update_tag", {"tag_id": (await source.list_tags())[0].id,
+                                             "color": "#00ff00"})
+            assert (await source.get_highlight(ids["tide"])).favorite
+        # Read through the server: answered by the mirror, which already has the writes.
+        listed = await _call(mcp, "search_highlights", {"query": "lichens fungi"})
+        assert new_id in listed
+    # Without any sync in between, the mirror equals the stand-in.
+    await assert_same(stand_in, mirror_path)
+
+
+async def test_a_refused_write_changes_nothing_locally(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    async with stand_in.client() as client:
+        await seed(client)
+    await sync(stand_in, mirror_path)
+    async with mirror_server(_config(stand_in, mirror_path, FRESH)) as mcp:
+        missing = "00000000-0000-4000-8000-000000000000"
+        result = await mcp.call_tool("create_highlight", {"content": "x", "source_id": missing})
+        assert result.is_error
+    await assert_same(stand_in, mirror_path)
+
+
+async def test_a_stale_mirror_refreshes_before_answering(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    async with stand_in.client() as client:
+        await seed(client)
+    await sync(stand_in, mirror_path)
+    async with stand_in.client() as client:
+        await client.create_highlight("Volcanic islands rise from the ocean floor.")
+    stale = FreshnessPolicy(max_age=0.0, wait=30.0)  # the wait is a bound, not a timing check
+    async with mirror_server(_config(stand_in, mirror_path, stale)) as mcp:
+        text = await _call(mcp, "search_highlights", {"query": "volcanic islands"})
+        assert "Volcanic islands" in text
+        assert "Note:" not in text
+
+
+async def test_an_unreachable_screvi_is_answered_from_the_mirror_with_its_age(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    async with stand_in.client() as client:
+        await seed(client)
+    await sync(stand_in, mirror_path)
+    config = BackendConfig(
+        api_key=stand_in.key,
+        base_url=stand_in.base_url,
+        mirror_path=mirror_path,
+        mirror_policy=FreshnessPolicy(max_age=0.0, wait=0.5, sync_time_limit=5.0),
+    )
+    stand_in.throttle(1, window_seconds=600.0)  # one request, then 429 for ten minutes
+    async with mirror_server(config) as mcp:
+        text = await _call(mcp, "search_highlights", {"query": "compound interest"})
+        assert "compound interest" in text  # answered
+        assert "Note: Answered from the local mirror (last synced" in text
+
+
+async def test_without_a_key_the_mirror_is_read_only_and_says_why(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    async with stand_in.client() as client:
+        await seed(client)
+    await sync(stand_in, mirror_path)
+    async with mirror_server(_config(None, mirror_path, FreshnessPolicy(max_age=0.0))) as mcp:
+        tools = {tool.name for tool in (await mcp.list_tools()).tools}
+        assert "search_highlights" in tools and "create_highlight" not in tools
+        assert "SCREVI_API_KEY" in (mcp.instructions or "")
+        text = await _call(mcp, "list_tags", {})
+        assert "ocean" in text
+        assert "no API key is set" in text
+
+
+async def test_mirror_lists_and_search_match_the_source_through_tools(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    """The same tool calls give the same answers on the mirror as on hosted mode.
+
+    Pages of 100 as the real sync uses: highlights made in the same instant on one page keep
+    the server's order among themselves (across pages their order is not knowable).
+    """
+    async with stand_in.client() as client:
+        await seed(client)
+    await sync(stand_in, mirror_path, replace(FAST, per_page=100))
+    hosted = BackendConfig(api_key=stand_in.key, base_url=stand_in.base_url)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("list_highlights", {"response_format": "detailed"}),
+        ("list_sources", {}),
+        ("list_tags", {}),
+        ("search_highlights", {"query": "moon tides"}),
+        ("search_highlights", {"query": "patience", "response_format": "detailed"}),
+    ]
+    answers: dict[str, list[str]] = {}
+    for name, config in (("mirror", _config(stand_in, mirror_path, FRESH)), ("hosted", hosted)):
+        async with mirror_server(config) as mcp:
+            answers[name] = [await _call(mcp, tool, args) for tool, args in calls]
+    for (tool, args), mine, theirs in zip(calls, answers["mirror"], answers["hosted"], strict=True):
+        assert mine == theirs, (tool, json.dumps(args))
