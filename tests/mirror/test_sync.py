@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
+import anyio
 import pytest
 from mirror_testkit import (
     FAST,
@@ -167,3 +170,32 @@ async def test_another_address_or_key_is_refused(stand_in: StandIn, mirror_path:
     finally:
         library.close()
 
+
+
+async def test_tag_changes_that_leave_updated_at_alone_are_found_by_their_counts(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    """A server that does not bump an item's updated_at on a tag change (the spec does not
+    say it does): the stand-in's own file is changed behind its API, as such a server would."""
+    import sqlite3
+
+    async with stand_in.client() as client:
+        ids = await seed(client)
+        tags = {tag.name: tag.id for tag in await client.list_tags()}
+    # No overlap, and the seed a little older than the first run: the second run lists
+    # nothing again, so only the tag counts can reveal the change.
+    exact = replace(FAST, overlap=timedelta(0))
+    await anyio.sleep(1.5)
+    await sync(stand_in, mirror_path, exact)
+    conn = sqlite3.connect(stand_in.path)
+    with conn:
+        conn.execute(
+            "INSERT INTO highlight_tags(highlight_id, tag_id) VALUES (?, ?)",
+            (ids["lone"], tags["ocean"]),
+        )
+        conn.execute("DELETE FROM highlight_tags WHERE tag_id = ?", (tags["Moon"],))
+    conn.close()
+    summary = await sync(stand_in, mirror_path, exact)
+    listed = summary.applied["highlights"]
+    assert listed.created + listed.updated + listed.unchanged == 0  # nothing listed again
+    await assert_same(stand_in, mirror_path)

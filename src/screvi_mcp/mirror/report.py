@@ -13,6 +13,7 @@ _UNITS = {
     "highlights": "highlights",
     "articles": "articles",
     "details": "article bodies",
+    "tag_members": "tags",
 }
 
 

@@ -58,7 +58,7 @@ MAX_BODY_CHARS = 20_000_000
 # A sync waits out 429s far longer than an interactive tool call would.
 SYNC_RETRY = RetryPolicy(max_retries=8, base_delay=1.0, max_delay=60.0, max_total_wait=600.0)
 
-PHASES = ("tags", "sources", "highlights", "articles", "details")
+PHASES = ("tags", "sources", "highlights", "articles", "details", "tag_members")
 
 STATE_CURSOR = "cursor"
 STATE_LAST_SYNC = "last_sync_at"
@@ -230,6 +230,8 @@ class _Run:
     since: str | None
     started: str | None  # the run's start on the server clock, once known
     deadline: float | None
+    # GET /tags counts from this run's start (None when a resumed run skipped the tag list).
+    tag_counts: dict[str, tuple[int, int]] | None = None
 
     def run_state(self, phase: str, walked: int) -> dict[str, str | None]:
         return {
@@ -254,7 +256,7 @@ class _Run:
         self.started = clock.format_timestamp(moment)
 
 
-async def _store(function: Callable[..., store.Applied], *args: Any, **kwargs: Any) -> Any:
+async def _store(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Store on a worker thread: embedding a page is CPU work the event loop must not wait on."""
     return await anyio.to_thread.run_sync(lambda: function(*args, **kwargs))
 
@@ -352,6 +354,7 @@ async def _tags(run: _Run, page: int) -> None:
     tags = await run.client.list_tags()
     run.note_server_start()
     items = [tag.model_dump(mode="json") for tag in tags]
+    run.tag_counts = {tag.id.lower(): (tag.highlight_count, tag.article_count) for tag in tags}
     applied = await _store(
         store.replace_tags, run.library, items, state=run.run_state("sources", 0)
     )
@@ -510,12 +513,57 @@ async def _read_body(run: _Run, article_id: str, wanted: str) -> tuple[dict[str,
         run.check_deadline()
 
 
+async def _tag_members(run: _Run, page: int) -> None:
+    """Settle the members of tags whose counts differ from the server's.
+
+    A server that does not bump `updated_at` when a tag is added to or removed from an item
+    would leave such changes out of an incremental sync; the counts of GET /tags show them.
+    Costs nothing when the counts agree (the usual case); equal counts with swapped members
+    go unnoticed.
+    """
+    if run.tag_counts is None:
+        return
+    local = store.tag_counts(run.library.connection())
+    differing = [
+        (tag_id, counts)
+        for tag_id, counts in run.tag_counts.items()
+        if local.get(tag_id, (0, 0)) != counts
+    ]
+    run.reporter.phase("tag_members", len(differing))
+    for done, (tag_id, (highlights, articles)) in enumerate(differing, start=1):
+        if local.get(tag_id, (0, 0))[0] != highlights:
+            members = await _every_id(run, "highlights", tag_id)
+            await _store(store.set_tag_members, run.library, tag_id, "highlight", members)
+        if local.get(tag_id, (0, 0))[1] != articles:
+            members = await _every_id(run, "articles", tag_id)
+            await _store(store.set_tag_members, run.library, tag_id, "article", members)
+        run.reporter.advance("tag_members", done, len(differing))
+
+
+async def _every_id(run: _Run, kind: str, tag_id: str) -> list[str]:
+    ids: list[str] = []
+    page = 1
+    while True:
+        run.check_deadline()
+        if kind == "highlights":
+            result: Page[Any] = await run.client.list_highlights(
+                page=page, per_page=MAX_PER_PAGE, tag_id=tag_id
+            )
+        else:
+            result = await run.client.list_articles(page=page, per_page=MAX_PER_PAGE, tag=tag_id)
+        ids.extend(item.id for item in result.data)
+        if not result.data or not result.pagination.has_more:
+            return ids
+        page += 1
+
+
 _PHASE_RUNNERS: dict[str, Callable[[_Run, int], Awaitable[None]]] = {
     "tags": _tags,
     "sources": _sources,
     "highlights": _highlights,
     "articles": _articles,
     "details": _details,
+    "tag_members": _tag_members,
 }
 
 

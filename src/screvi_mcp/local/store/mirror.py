@@ -710,3 +710,68 @@ def unknown_tag_ids(conn: sqlite3.Connection, tag_ids: Iterable[str]) -> set[str
         )
     }
     return wanted - known
+
+
+def tag_counts(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+    """Each tag's live highlight and article counts here, as GET /tags counts them."""
+    return {
+        row[0]: (int(row[1]), int(row[2]))
+        for row in conn.execute(
+            "SELECT t.id,"
+            " (SELECT count(*) FROM highlight_tags ht JOIN highlights h ON h.id = ht.highlight_id"
+            "   WHERE ht.tag_id = t.id AND h.deleted_at IS NULL),"
+            " (SELECT count(*) FROM source_tags st JOIN articles a ON a.source_id = st.source_id"
+            "   JOIN sources s ON s.id = st.source_id"
+            "   WHERE st.tag_id = t.id AND s.deleted_at IS NULL) "
+            "FROM tags t"
+        )
+    }
+
+
+def set_tag_members(library: Library, tag_id: str, kind: str, member_ids: Iterable[str]) -> int:
+    """Make the live highlights (`kind="highlight"`) or articles carrying a tag exactly
+    `member_ids` (those the mirror holds); returns how many links changed.
+
+    For servers whose items do not show a tag change in `updated_at`: the sync compares
+    tag counts and, where they differ, reads the tag's members and settles them here.
+    """
+    tag_id = _id(tag_id)
+    wanted = {_id(member) for member in member_ids}
+    if kind == "highlight":
+        table, owner = "highlight_tags", "highlight_id"
+        live = "SELECT id FROM highlights WHERE deleted_at IS NULL"
+    else:
+        table, owner = "source_tags", "source_id"
+        live = (
+            "SELECT a.source_id FROM articles a JOIN sources s ON s.id = a.source_id "
+            "WHERE s.deleted_at IS NULL"
+        )
+    with library.write() as conn:
+        if conn.execute("SELECT 1 FROM tags WHERE id = ?", (tag_id,)).fetchone() is None:
+            return 0
+        present = {
+            row[0]
+            for row in conn.execute(
+                f"SELECT {owner} FROM {table} WHERE tag_id = ? AND {owner} IN ({live})", (tag_id,)
+            )
+        }
+        held = {
+            row[0]
+            for part in chunked(sorted(wanted))
+            for row in conn.execute(
+                f"SELECT id FROM ({live.replace('SELECT a.source_id', 'SELECT a.source_id AS id')})"
+                f" WHERE id IN ({','.join('?' * len(part))})",
+                part,
+            )
+        }
+        to_add = held - present
+        to_remove = present - wanted
+        conn.executemany(
+            f"INSERT OR IGNORE INTO {table}({owner}, tag_id) VALUES (?, ?)",
+            [(member, tag_id) for member in sorted(to_add)],
+        )
+        conn.executemany(
+            f"DELETE FROM {table} WHERE {owner} = ? AND tag_id = ?",
+            [(member, tag_id) for member in sorted(to_remove)],
+        )
+    return len(to_add) + len(to_remove)
