@@ -95,7 +95,7 @@ async def _search_worker(mirror: Path, base_url: str, key: str, count: int) -> d
     queries = corpus.queries(count)
     on_mirror: list[float] = []
     over_http: list[float] = []
-    served = EmbeddedLibrary(mirror)
+    served = EmbeddedLibrary(mirror, rate_limit_per_minute=1_000_000)
     await served.start()
     async with (
         ScreviClient(**{**served.client_options(), "rate_limit": None}) as local,

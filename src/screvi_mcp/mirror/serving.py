@@ -58,6 +58,9 @@ class MirrorRefusal(ScreviAPIError):
         super().__init__(message, status=403, from_server=False)
 
 
+LOCAL_READS_PER_MINUTE = 1_000_000
+
+
 @dataclass(frozen=True)
 class FreshnessPolicy:
     # A mirror older than this is refreshed before answering (seconds).
@@ -373,7 +376,9 @@ async def mirrored_client(
     """A started `MirroredClient` over the mirror at `path` (see `check_mirror` first)."""
     from screvi_mcp.local.transport import EmbeddedLibrary
 
-    served = EmbeddedLibrary(path)
+    # The hosted limit (100/min) guards Screvi; local reads of a mirror are not Screvi's
+    # traffic, and sparing that limit is a reason to use a mirror at all.
+    served = EmbeddedLibrary(path, rate_limit_per_minute=LOCAL_READS_PER_MINUTE)
     await served.start()
     try:
         library: Library = served.app.state.library

@@ -314,7 +314,13 @@ async def run_sync(
         start_page = max(1, walked // settings.per_page)
         try:
             await _embed_leftovers(library)
-            for phase in PHASES[PHASES.index(start_phase) if start_phase in PHASES else 0 :]:
+            if start_phase not in PHASES:
+                start_phase = "tags"
+            if start_phase != "tags":
+                # The tag list is read again (one request) without moving the resume point:
+                # the tag-count check at the end needs this run's counts.
+                await _tags(run, 0, keep_position=True)
+            for phase in PHASES[PHASES.index(start_phase) :]:
                 page = start_page if phase == start_phase else 1
                 await _PHASE_RUNNERS[phase](run, page)
             cursor_time = clock.parse_timestamp(run.started or clock.now()) - settings.overlap
@@ -348,16 +354,15 @@ async def _embed_leftovers(library: Library) -> None:
     await anyio.to_thread.run_sync(lambda: attach_semantic_index(library, backfill="now"))
 
 
-async def _tags(run: _Run, page: int) -> None:
+async def _tags(run: _Run, page: int, *, keep_position: bool = False) -> None:
     run.check_deadline()
     run.reporter.phase("tags", None)
     tags = await run.client.list_tags()
     run.note_server_start()
     items = [tag.model_dump(mode="json") for tag in tags]
     run.tag_counts = {tag.id.lower(): (tag.highlight_count, tag.article_count) for tag in tags}
-    applied = await _store(
-        store.replace_tags, run.library, items, state=run.run_state("sources", 0)
-    )
+    position = None if keep_position else run.run_state("sources", 0)
+    applied = await _store(store.replace_tags, run.library, items, state=position)
     run.summary.applied["tags"].add(applied)
     run.reporter.advance("tags", len(items), len(items))
 
