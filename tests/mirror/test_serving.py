@@ -167,3 +167,22 @@ async def test_mirror_lists_and_search_match_the_source_through_tools(
             answers[name] = [await _call(mcp, tool, args) for tool, args in calls]
     for (tool, args), mine, theirs in zip(calls, answers["mirror"], answers["hosted"], strict=True):
         assert mine == theirs, (tool, json.dumps(args))
+
+
+async def test_reads_of_a_mirror_are_not_held_to_a_rate_limit(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    """The mirror file's own API limit (here 3/min, as `library rate-limit 3` sets it) does
+    not apply to the server's local reads: only Screvi's traffic is rate limited."""
+    from screvi_mcp.local.app import RATE_LIMIT_SETTING
+    from screvi_mcp.local.library import Library
+
+    await sync(stand_in, mirror_path)
+    library = Library.open(mirror_path)
+    try:
+        library.set_setting(RATE_LIMIT_SETTING, "3")
+    finally:
+        library.close()
+    async with mirror_server(_config(stand_in, mirror_path, FRESH)) as mcp:
+        for _ in range(6):
+            await _call(mcp, "list_tags", {})
