@@ -123,23 +123,6 @@ class SyncSummary:
     seconds: float = 0.0
     cursor: str | None = None
 
-    def lines(self) -> list[str]:
-        """The end summary, one line per kind of item."""
-        kind = "full copy" if self.full else "incremental sync"
-        state = "finished" if self.finished else "paused (run again to continue)"
-        out = [f"{kind} {state}{' (resumed)' if self.resumed else ''} in {self.seconds:.1f}s"]
-        for name in ("tags", "sources", "highlights", "articles"):
-            a = self.applied[name]
-            out.append(
-                f"  {name}: {a.created} new, {a.updated} changed, {a.deleted} deleted, "
-                f"{a.unchanged} unchanged"
-            )
-        out.append(f"  article bodies fetched: {self.applied['details'].updated}")
-        out.append(f"  requests: {self.requests} ({self.rate_limited} answered 429)")
-        if self.cursor:
-            out.append(f"  next sync asks for changes since {self.cursor}")
-        return out
-
 
 def build_client(
     api_key: str,
@@ -570,8 +553,3 @@ _PHASE_RUNNERS: dict[str, Callable[[_Run, int], Awaitable[None]]] = {
     "details": _details,
     "tag_members": _tag_members,
 }
-
-
-def mirror_status(library: Library) -> dict[str, str]:
-    """What a mirror knows about itself (no secrets): base_url, cursor, last sync time..."""
-    return store.read_state(library.connection())
