@@ -229,6 +229,7 @@ class MirroredClient(ScreviClient):
             return
         if self._refresh is None or self._refresh.done():
             self._refresh = asyncio.create_task(self.refresh())
+            self._refresh.add_done_callback(_log_refresh_outcome)
         try:
             await asyncio.wait_for(asyncio.shield(self._refresh), self.policy.wait)
         except TimeoutError:
@@ -237,7 +238,6 @@ class MirroredClient(ScreviClient):
                 "and later calls will see it."
             )
         except Exception as error:  # offline, key revoked, ...: the mirror still answers
-            log.warning("mirror refresh failed: %s", error)
             _note(
                 f"Answered from the local mirror ({as_of}); refreshing from Screvi failed "
                 f"({type(error).__name__}: {error})."
@@ -312,6 +312,18 @@ class MirroredClient(ScreviClient):
             await writes.tag(result)
         elif name == "delete_tag":
             await writes.tag_deleted(str(first or kwargs.get("tag_id")))
+
+
+def _log_refresh_outcome(task: asyncio.Task[Any]) -> None:
+    """Collect a background refresh's outcome, so a failure nobody waited for is logged
+    once (never with the key: client errors carry none) rather than lost."""
+    if task.cancelled():
+        return
+    error = task.exception()
+    if error is not None:
+        log.warning("background mirror refresh failed: %s", error)
+    elif not getattr(task.result(), "finished", True):
+        log.info("background mirror refresh paused at its time limit; the next one resumes it")
 
 
 def _read_method(name: str) -> Any:
