@@ -7,11 +7,13 @@ import os
 import sys
 from pathlib import Path
 
-import anyio
-
 from screvi_mcp import config
+from screvi_mcp.contract import MAX_PER_PAGE
 
 DEFAULT_MIRROR_NAME = "mirror.sqlite3"
+# Below the hosted 100 requests a minute, leaving room for an MCP server using the same key.
+# Here, not in `sync`, so that building the command line imports nothing heavy.
+DEFAULT_REQUESTS_PER_MINUTE = 90
 
 
 def default_mirror_path() -> Path:
@@ -19,9 +21,6 @@ def default_mirror_path() -> Path:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from screvi_mcp.contract import MAX_PER_PAGE
-    from screvi_mcp.mirror.sync import DEFAULT_REQUESTS_PER_MINUTE
-
     parser.add_argument(
         "--library",
         metavar="PATH",
@@ -60,9 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit codes: 0 finished, 3 paused at --time-limit, 1 refused or failed, 2 bad usage."""
+    import anyio
+
     from screvi_mcp.client.client import DEFAULT_BASE_URL
     from screvi_mcp.client.errors import ScreviError
-    from screvi_mcp.contract import MAX_PER_PAGE
     from screvi_mcp.local.library import Library
     from screvi_mcp.mirror.identity import MirrorMismatch
     from screvi_mcp.mirror.report import PhaseProgress, summary_text

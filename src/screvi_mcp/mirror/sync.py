@@ -41,13 +41,12 @@ from screvi_mcp.local import clock
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.store import mirror as store
 from screvi_mcp.mirror.clock_transport import ClockTransport
+from screvi_mcp.mirror.command import DEFAULT_REQUESTS_PER_MINUTE
 from screvi_mcp.mirror.identity import MirrorMismatch, key_fingerprint, normalise_base_url
 from screvi_mcp.models import Page
 
 log = logging.getLogger("screvi_mcp.mirror")
 
-# Below the hosted 100 requests a minute, leaving room for an MCP server using the same key.
-DEFAULT_REQUESTS_PER_MINUTE = 90
 # Asked for again on every run: generous against server clocks a little behind `Date`.
 DEFAULT_OVERLAP = timedelta(minutes=5)
 # Without a `Date` header the local clock stands in, and may be off by more.
