@@ -10,14 +10,13 @@ like any other backend) with two differences:
 - Before a read, if the mirror's last sync is older than `max_age`, an incremental sync is
   started in the background and the read waits for it at most `wait` seconds. If the sync
   is not done by then (or failed, e.g. offline), the read is answered from the mirror as it
-  is, and a note says how old it is (`call_notes`). The sync goes on under its own time
+  is, and a note says how old it is (`notes.call_notes`). The sync goes on under its own time
   limit and pauses resumably if it runs out.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import dataclasses
 import logging
 from collections.abc import Mapping
@@ -36,17 +35,13 @@ from screvi_mcp.local.library import Library
 from screvi_mcp.local.store import mirror as store
 from screvi_mcp.mirror.clock_transport import ClockTransport
 from screvi_mcp.mirror.identity import MirrorMismatch, key_fingerprint, normalise_base_url
+from screvi_mcp.mirror.notes import add_note
 from screvi_mcp.mirror.sync import STATE_LAST_SYNC, SyncSettings, build_client, run_sync
 from screvi_mcp.mirror.write_through import WriteThrough
 from screvi_mcp.models import Tag
 
 log = logging.getLogger("screvi_mcp.mirror")
 
-# Notes about the answer of the current tool call (how fresh it is), collected here and
-# appended to the result by the MCP layer. A list set per call; None outside a call.
-call_notes: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
-    "screvi_mirror_call_notes", default=None
-)
 
 
 class MirrorRefusal(ScreviAPIError):
@@ -102,10 +97,7 @@ _WRITES = (
 )
 
 
-def _note(text: str) -> None:
-    notes = call_notes.get()
-    if notes is not None and text not in notes:
-        notes.append(text)
+_note = add_note
 
 
 def _age_text(seconds: float) -> str:

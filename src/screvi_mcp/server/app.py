@@ -172,7 +172,7 @@ def _tidy(text: str) -> str:
 
 async def mirror_freshness_notes(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
     """Append what a mirror said about the freshness of this call's answer (if anything)."""
-    from screvi_mcp.mirror.serving import call_notes
+    from screvi_mcp.mirror.notes import call_notes
 
     notes: list[str] = []
     token = call_notes.set(notes)
