@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 from mirror_testkit import FAST, StandIn, mirror_client, seed, snapshot, sync
@@ -138,3 +139,87 @@ async def test_the_budget_keeps_the_sync_under_the_server_limit(
     summary = await sync(stand_in, mirror_path, budget)
     assert summary.finished and summary.requests > 12
     assert summary.rate_limited == 0
+
+
+async def test_an_edit_made_during_a_run_is_caught_by_the_next_one(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    """Edited on a page the run had already passed: the cursor (the run's start on the
+    server's clock, minus the overlap) makes the next run ask for it again."""
+    import httpx
+
+    async with stand_in.client() as client:
+        await seed(client)
+        newest = (await client.list_highlights(per_page=1)).data[0].id
+
+    class EditMidRun:
+        edited = False
+
+        def phase(self, name: str, total: int | None) -> None:
+            pass
+
+        def advance(self, name: str, done: int, total: int | None) -> None:
+            if name == "highlights" and not self.edited:
+                self.edited = True  # the first page (newest first) is stored by now
+                httpx.patch(
+                    f"{stand_in.base_url}/highlights/{newest}",
+                    json={"content": "Edited while the sync was running."},
+                    headers={"X-API-Key": stand_in.key},
+                ).raise_for_status()
+
+    from screvi_mcp.local.library import Library
+    from screvi_mcp.mirror.sync import build_client, run_sync
+
+    exact = replace(FAST, overlap=timedelta(0))  # not even the overlap's help
+    client, clock = build_client(stand_in.key, stand_in.base_url, exact)
+    library = Library.open(mirror_path)
+    try:
+        async with client:
+            reporter = EditMidRun()
+            first = await run_sync(
+                library, client, clock, api_key=stand_in.key, settings=exact, reporter=reporter
+            )
+    finally:
+        library.close()
+    assert reporter.edited and first.finished
+    second = await sync(stand_in, mirror_path, exact)
+    assert second.applied["highlights"].updated >= 1
+    await assert_same(stand_in, mirror_path)
+
+
+async def test_a_run_stopped_at_its_time_limit_moves_no_cursor_and_resumes(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    from screvi_mcp.local.library import Library
+    from screvi_mcp.mirror.sync import SyncPaused, build_client, run_sync
+
+    async with stand_in.client() as client:
+        await seed(client)
+
+    class DeadlineAfterFirstHighlights:
+        """Reaches the time limit right after the first page of highlights is stored."""
+
+        def phase(self, name: str, total: int | None) -> None:
+            pass
+
+        def advance(self, name: str, done: int, total: int | None) -> None:
+            if name == "highlights":
+                raise SyncPaused("the sync's time limit was reached")
+
+    client, clock = build_client(stand_in.key, stand_in.base_url, FAST)
+    library = Library.open(mirror_path)
+    try:
+        async with client:
+            paused = await run_sync(
+                library, client, clock, api_key=stand_in.key, settings=FAST,
+                reporter=DeadlineAfterFirstHighlights(),
+            )
+    finally:
+        library.close()
+    assert not paused.finished
+    state = _run_state(mirror_path)
+    assert "cursor" not in state and state["run_phase"] == "highlights"
+    done = await sync(stand_in, mirror_path)
+    assert done.finished and done.resumed
+    assert done.applied["sources"].created == 0
+    await assert_same(stand_in, mirror_path)
