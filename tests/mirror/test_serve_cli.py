@@ -39,3 +39,41 @@ async def test_a_mirror_of_another_key_is_refused_without_showing_either_key(
     done = _serve(mirror_path, SCREVI_API_KEY=other, SCREVI_BASE_URL=stand_in.base_url)
     assert done.returncode == 2 and "--new-key" in done.stderr
     assert other not in done.stderr and stand_in.key not in done.stderr
+
+
+async def test_the_mirror_over_stdio_writes_through_with_the_key(
+    stand_in: StandIn, mirror_path: Path, tmp_path: Path
+) -> None:
+    """`screvi-mcp --mirror` as a host starts it: a real stdio subprocess."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.types import TextContent
+    from mirror_testkit import search_ids, seed
+
+    async with stand_in.client() as client:
+        await seed(client)
+    await sync(stand_in, mirror_path)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SCREVI_")}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "screvi_mcp", "--mirror", "--library", str(mirror_path)],
+        env={**clean, "SCREVI_API_KEY": stand_in.key, "SCREVI_BASE_URL": stand_in.base_url},
+    )
+    stderr_path = tmp_path / "stderr.log"
+    with stderr_path.open("w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            created = await session.call_tool(
+                "create_highlight", {"content": "Kelp forests shelter otters."}
+            )
+            found = await session.call_tool("search_highlights", {"query": "kelp otters"})
+    assert not created.is_error and not found.is_error
+    assert isinstance(found.content[0], TextContent) and "Kelp forests" in found.content[0].text
+    async with stand_in.client() as source:
+        assert await search_ids(source, "kelp otters")
+    stderr = stderr_path.read_text()
+    assert f"mirror of {stand_in.base_url} at {mirror_path}" in stderr
+    assert stand_in.key not in stderr
