@@ -751,7 +751,7 @@ def set_tag_members(library: Library, tag_id: str, kind: str, member_ids: Iterab
     else:
         table, owner = "source_tags", "source_id"
         live = (
-            "SELECT a.source_id FROM articles a JOIN sources s ON s.id = a.source_id "
+            "SELECT a.source_id AS id FROM articles a JOIN sources s ON s.id = a.source_id "
             "WHERE s.deleted_at IS NULL"
         )
     with library.write() as conn:
@@ -760,16 +760,16 @@ def set_tag_members(library: Library, tag_id: str, kind: str, member_ids: Iterab
         present = {
             row[0]
             for row in conn.execute(
-                f"SELECT {owner} FROM {table} WHERE tag_id = ? AND {owner} IN ({live})", (tag_id,)
+                f"SELECT {owner} FROM {table} WHERE tag_id = ? AND {owner} IN "
+                f"(SELECT id FROM ({live}))",
+                (tag_id,),
             )
         }
         held = {
             row[0]
             for part in chunked(sorted(wanted))
             for row in conn.execute(
-                f"SELECT id FROM ({live.replace('SELECT a.source_id', 'SELECT a.source_id AS id')})"
-                f" WHERE id IN ({','.join('?' * len(part))})",
-                part,
+                f"SELECT id FROM ({live}) WHERE id IN ({','.join('?' * len(part))})", part
             )
         }
         to_add = held - present
