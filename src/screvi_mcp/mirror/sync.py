@@ -9,8 +9,8 @@ arrive as tombstones and lists never shrink under a walk (an item added meanwhil
 later items down: seen twice, stored once, never missed).
 
 Crash safety. Each page is stored in one transaction together with the resume point (phase,
-items walked). The cursor moves only when a run has finished, to the server's time at the start of
-that run minus an overlap window: anything changed during the run, or stamped by a server
+items walked). The cursor moves only when a run has finished, to the server's time at the
+start of that run minus an overlap window: anything changed during the run, or stamped by a server
 clock slightly behind its `Date` header, is asked for again next time. Upserts are
 idempotent, so asking twice costs a request and changes nothing. A killed run (even
 `kill -9`) resumes at the last stored page of the phase it was in, with the same `since`.
@@ -68,6 +68,9 @@ RUN_PHASE = "run_phase"
 # Items of the phase's list walked so far: resuming starts at the page holding the last one,
 # whatever page size the resuming run uses.
 RUN_WALKED = "run_walked"
+# The page size asked for and the one the server used (it may clamp `per_page` lower).
+RUN_PAGE_ASKED = "run_page_asked"
+RUN_PAGE_SIZE = "run_page_size"
 
 
 class SyncPaused(Exception):
@@ -215,12 +218,14 @@ class _Run:
     # GET /tags counts from this run's start (None when a resumed run skipped the tag list).
     tag_counts: dict[str, tuple[int, int]] | None = None
 
-    def run_state(self, phase: str, walked: int) -> dict[str, str | None]:
+    def run_state(self, phase: str, walked: int, page_size: int) -> dict[str, str | None]:
         return {
             RUN_STARTED: self.started,
             RUN_SINCE: self.since or "",
             RUN_PHASE: phase,
             RUN_WALKED: str(walked),
+            RUN_PAGE_ASKED: str(self.settings.per_page),
+            RUN_PAGE_SIZE: str(page_size),
         }
 
     def check_deadline(self) -> None:
@@ -293,7 +298,14 @@ async def run_sync(
         start_phase = state.get(RUN_PHASE, "tags") if resumed else "tags"
         walked = int(state.get(RUN_WALKED, "0") or 0) if resumed else 0
         # The page holding the last stored item: one page asked twice rather than one missed.
-        start_page = max(1, walked // settings.per_page)
+        # In pages of the size this run will get: what it asks for, unless the server was
+        # seen clamping page sizes (it served fewer per page than asked).
+        asked = int(state.get(RUN_PAGE_ASKED, "0") or 0)
+        served = int(state.get(RUN_PAGE_SIZE, "0") or 0)
+        size = settings.per_page
+        if 0 < served < asked:
+            size = min(size, served)
+        start_page = max(1, walked // size)
         try:
             await _embed_leftovers(library)
             if start_phase not in PHASES:
@@ -315,6 +327,8 @@ async def run_sync(
                 RUN_SINCE: None,
                 RUN_PHASE: None,
                 RUN_WALKED: None,
+                RUN_PAGE_ASKED: None,
+                RUN_PAGE_SIZE: None,
             }
             if summary.full:
                 finish[STATE_LAST_FULL_SYNC] = now
@@ -343,7 +357,7 @@ async def _tags(run: _Run, page: int, *, keep_position: bool = False) -> None:
     run.note_server_start()
     items = [tag.model_dump(mode="json") for tag in tags]
     run.tag_counts = {tag.id.lower(): (tag.highlight_count, tag.article_count) for tag in tags}
-    position = None if keep_position else run.run_state("sources", 0)
+    position = None if keep_position else run.run_state("sources", 0, run.settings.per_page)
     applied = await _store(store.replace_tags, run.library, items, state=position)
     run.summary.applied["tags"].add(applied)
     run.reporter.advance("tags", len(items), len(items))
@@ -357,7 +371,6 @@ async def _walk(
     save: Callable[..., store.Applied],
 ) -> None:
     """Every page of one list from `page` on, each stored with its resume point."""
-    done = (page - 1) * run.settings.per_page  # items before `page`
     total: int | None = None
     run.reporter.phase(phase, None)
     while True:
@@ -367,8 +380,11 @@ async def _walk(
         if total is None:
             total = result.pagination.total
             run.reporter.phase(phase, total)
-        done += len(result.data)
-        applied = await _store(save, run.library, _dump(result), state=run.run_state(phase, done))
+        # Counted in the page size the server used, which may be below the one asked for.
+        size = result.pagination.per_page or run.settings.per_page
+        done = (page - 1) * size + len(result.data)
+        position = run.run_state(phase, done, size)
+        applied = await _store(save, run.library, _dump(result), state=position)
         run.summary.applied[phase].add(applied)
         run.reporter.advance(phase, min(done, total), total)
         pagination = result.pagination
