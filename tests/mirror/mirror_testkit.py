@@ -17,11 +17,11 @@ from typing import Any
 from screvi_mcp.client.client import ScreviClient
 from screvi_mcp.local import keys
 from screvi_mcp.local.app import create_app
-from screvi_mcp.local.fetching import store as fetching_store
+from screvi_mcp.local.fetching import article_rows as fetching_store
 from screvi_mcp.local.fetching.extract import ExtractedArticle
 from screvi_mcp.local.fetching.urls import normalise_url
+from screvi_mcp.local.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.ratelimit import RateLimiter
 from screvi_mcp.local.transport import EmbeddedLibrary
 from screvi_mcp.mirror.sync import SyncSettings, SyncSummary, build_client, run_sync
 from testsupport.servers import asgi_server
@@ -49,7 +49,7 @@ class StandIn:
 
     def throttle(self, per_window: int, window_seconds: float) -> None:
         """Give the running server a tighter rate limit (same code path as its own)."""
-        self.app.state.rate_limiter = RateLimiter(per_window, window_seconds=window_seconds)
+        self.app.state.rate_limiter = KeyRateLimiter(per_window, window_seconds=window_seconds)
 
 
 def add_article(

@@ -345,7 +345,7 @@ async def run_sync(
 
 async def _embed_leftovers(library: Library) -> None:
     """Embed highlights a killed run stored but did not embed (no-op without the extra)."""
-    from screvi_mcp.local.search.setup import attach_semantic_index
+    from screvi_mcp.local.search.attach import attach_semantic_index
 
     await anyio.to_thread.run_sync(lambda: attach_semantic_index(library, backfill="now"))
 
