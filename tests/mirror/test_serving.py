@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 from mcp.types import TextContent
-from mirror_testkit import FAST, StandIn, search_ids, seed, sync
+from mirror_testkit import (
+    FAST,
+    StandIn,
+    add_article,
+    search_ids,
+    seed,
+    serve_stand_in,
+    sync,
+)
 from test_sync import assert_same
 
+from screvi_mcp.local.fetching import article_rows
+from screvi_mcp.local.fetching.extract import ExtractedArticle
+from screvi_mcp.local.library import Library
 from screvi_mcp.mirror.serving import FreshnessPolicy
 from screvi_mcp.server.app import build_server
 from screvi_mcp.server.backend import Backend, BackendConfig
@@ -186,3 +199,79 @@ async def test_reads_of_a_mirror_are_not_held_to_a_rate_limit(
     async with mirror_server(_config(stand_in, mirror_path, FRESH)) as mcp:
         for _ in range(6):
             await _call(mcp, "list_tags", {})
+
+
+@pytest.fixture
+def articles_then_stand_in(stand_in_path: Path) -> Iterator[tuple[StandIn, dict[str, str]]]:
+    """A stand-in holding a parsed article and one Screvi has not parsed yet."""
+    ids = {
+        "parsed": add_article(
+            stand_in_path, "http://127.0.0.1:9/parsed", title="Parsed page", body="Body text.",
+            tags=["reading"],
+        ),
+        "queued": add_article(stand_in_path, "http://127.0.0.1:9/queued", title="", body=None),
+    }
+    # Queued, and not due for the stand-in's own fetcher before the test parses it.
+    conn = sqlite3.connect(stand_in_path)
+    with conn:
+        conn.execute(
+            "UPDATE articles SET next_attempt_at = '9999-01-01T00:00:00.000000Z' "
+            "WHERE source_id = ?",
+            (ids["queued"],),
+        )
+    conn.close()
+    with serve_stand_in(stand_in_path) as server:
+        yield server, ids
+
+
+async def test_source_article_and_tag_writes_go_through(
+    articles_then_stand_in: tuple[StandIn, dict[str, str]], mirror_path: Path
+) -> None:
+    stand_in, articles = articles_then_stand_in
+    async with stand_in.client() as client:
+        ids = await seed(client)
+    await sync(stand_in, mirror_path)
+    async with mirror_server(_config(stand_in, mirror_path, FRESH)) as mcp:
+        made = await _call(mcp, "create_source", {"name": "Field notes", "type": "custom"})
+        assert "Field notes" in made
+        await _call(mcp, "update_source", {"source_id": ids["book"], "author": "R. Carson"})
+        await _call(mcp, "delete_source", {"source_id": ids["notes"], "cascade": True})
+        await _call(mcp, "update_article", {"article_id": articles["parsed"],
+                                            "home_status": "archive"})
+        await _call(mcp, "add_article_tags", {"article_id": articles["parsed"],
+                                              "tags": ["keep"]})
+        await _call(mcp, "create_tag", {"name": "Someday"})
+        await assert_same(stand_in, mirror_path)
+        async with stand_in.client() as source:
+            tags = {tag.name: tag.id for tag in await source.list_tags()}
+        await _call(mcp, "delete_tag", {"tag_id": tags["reading"]})
+        assert "reading" not in await _call(mcp, "list_tags", {})
+    # Deleting a tag also touches the items that carried it (their updated_at, on the
+    # stand-in): the mirror learns those times with its next sync (README, known limits).
+    await sync(stand_in, mirror_path)
+    await assert_same(stand_in, mirror_path)
+
+
+async def test_a_body_screvi_parses_after_the_sync_is_read_from_screvi(
+    articles_then_stand_in: tuple[StandIn, dict[str, str]], mirror_path: Path
+) -> None:
+    stand_in, articles = articles_then_stand_in
+    await sync(stand_in, mirror_path)
+    # Screvi parses the page in the background (here: behind the stand-in's API).
+    library = Library.open(stand_in.path)
+    try:
+        with library.write() as conn:
+            article_rows.store_parsed(
+                conn,
+                articles["queued"],
+                ExtractedArticle(content_html="<p>Parsed later.</p>", content_text="Parsed later.",
+                                 title="Later"),
+                final_url="http://127.0.0.1:9/queued",
+            )
+    finally:
+        library.close()
+    async with mirror_server(_config(stand_in, mirror_path, FRESH)) as mcp:
+        text = await _call(mcp, "read_article", {"article_id": articles["queued"]})
+    assert "Parsed later." in text
+    await sync(stand_in, mirror_path)
+    await assert_same(stand_in, mirror_path)

@@ -74,7 +74,6 @@ _READS = (
     "list_sources",
     "get_source",
     "list_articles",
-    "get_article",
     "list_tags",
 )
 _WRITES = (
@@ -234,6 +233,19 @@ class MirroredClient(ScreviClient):
                 f"Answered from the local mirror ({as_of}); refreshing from Screvi failed "
                 f"({type(error).__name__}: {error})."
             )
+
+    async def get_article(self, article_id: str, **options: Any) -> Any:
+        """From the mirror, except while the mirror has it waiting to be parsed: Screvi
+        parses saved pages, so an agent waiting for a body asks Screvi until it is there
+        (the body itself reaches the mirror with the next sync)."""
+        await self.freshen()
+        local = await ScreviClient.get_article(self, article_id, **options)
+        if self._hosted is None or local.parse_state.value not in ("queued", "fetching"):
+            return local
+        remote = await self._hosted.get_article(article_id, **options)
+        if remote.parse_state != local.parse_state and self._writes is not None:
+            await self._writes.article(remote)
+        return remote
 
     # Writes -------------------------------------------------------------------------------
 
