@@ -223,3 +223,18 @@ async def test_a_run_stopped_at_its_time_limit_moves_no_cursor_and_resumes(
     assert done.finished and done.resumed
     assert done.applied["sources"].created == 0
     await assert_same(stand_in, mirror_path)
+
+
+async def test_a_sync_waits_at_its_budget_longer_than_a_tool_call_would(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    """Interactive calls give up after a short wait at the limiter; a sync waits its turn."""
+    from screvi_mcp.client.ratelimit import DEFAULT_MAX_RATE_WAIT
+
+    async with stand_in.client() as client:
+        await seed(client)
+    window = DEFAULT_MAX_RATE_WAIT + 1.0  # each wait at the budget is longer than that cap
+    budget = replace(FAST, per_page=100, requests_per_minute=2, rate_window_seconds=window)
+    summary = await sync(stand_in, mirror_path, budget)
+    assert summary.finished and summary.requests >= 3
+    await assert_same(stand_in, mirror_path)

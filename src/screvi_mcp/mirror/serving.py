@@ -17,6 +17,7 @@ like any other backend) with two differences:
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import logging
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from screvi_mcp.client.client import ScreviClient
+from screvi_mcp.client.deadline import call_deadline
 from screvi_mcp.client.errors import ScreviAPIError
 from screvi_mcp.client.inputs import NewHighlight
 from screvi_mcp.client.params import Unset
@@ -54,6 +56,8 @@ class MirrorRefusal(ScreviAPIError):
 
 
 LOCAL_READS_PER_MINUTE = 1_000_000
+# A refresh's requests end at most this long after its time limit.
+REFRESH_GRACE_SECONDS = 15.0
 
 
 @dataclass(frozen=True)
@@ -198,13 +202,16 @@ class MirroredClient(ScreviClient):
         settings = dataclasses.replace(
             self._sync_settings, time_limit=self.policy.sync_time_limit
         )
-        return await run_sync(
-            self.mirror_library,
-            self._sync_client,
-            self._clock,
-            api_key=self._hosted_key,
-            settings=settings,
-        )
+        # The time limit pauses between pages; the deadline also ends a request or a wait
+        # at the budget that would run past it (the run stays resumable either way).
+        with call_deadline(self.policy.sync_time_limit + REFRESH_GRACE_SECONDS):
+            return await run_sync(
+                self.mirror_library,
+                self._sync_client,
+                self._clock,
+                api_key=self._hosted_key,
+                settings=settings,
+            )
 
     async def freshen(self) -> None:
         """Refresh a stale mirror, waiting a bounded time; otherwise say how old the answer is."""
@@ -219,7 +226,9 @@ class MirroredClient(ScreviClient):
             )
             return
         if self._refresh is None or self._refresh.done():
-            self._refresh = asyncio.create_task(self.refresh())
+            # A context of its own: the refresh outlives this tool call, so it must not
+            # inherit the call's deadline (client.deadline) or its notes.
+            self._refresh = asyncio.create_task(self.refresh(), context=contextvars.Context())
             self._refresh.add_done_callback(_log_refresh_outcome)
         try:
             await asyncio.wait_for(asyncio.shield(self._refresh), self.policy.wait)

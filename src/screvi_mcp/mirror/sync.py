@@ -140,6 +140,9 @@ def build_client(
         base_url=base_url,
         rate_limit=settings.requests_per_minute,
         rate_window=settings.rate_window_seconds,
+        # A sync waits its turn at the budget however long it takes (an interactive call
+        # would rather fail fast); its own time limit is what bounds a run.
+        max_rate_wait=None,
         retry=settings.retry,
         transport=transport,
     )
