@@ -61,9 +61,10 @@ def add_article(
         with library.write() as conn:
             article_id = fetching_store.insert_article(conn, url, normalise_url(url))
             if body is not None:
-                fetching_store.store_parsed(
+                store_parsed(
                     conn,
                     article_id,
+                    url,
                     ExtractedArticle(
                         content_html=f"<article><p>{body}</p></article>",
                         content_text=body,
@@ -72,7 +73,6 @@ def add_article(
                         word_count=len(body.split()),
                         reading_time_minutes=max(1, len(body.split()) // 200),
                     ),
-                    final_url=url,
                 )
             from screvi_mcp.local.store import tags as tag_store
 
@@ -85,6 +85,17 @@ def add_article(
         return article_id
     finally:
         library.close()
+
+
+def store_parsed(conn: Any, article_id: str, url: str, article: ExtractedArticle) -> None:
+    """Write a parsed body into a stand-in's article, as its own fetcher would (which first
+    claims the row: `fetching`, with an owner)."""
+    conn.execute(
+        "UPDATE articles SET parse_state = 'fetching', claim_owner = 'test' WHERE source_id = ?",
+        (article_id,),
+    )
+    claim = fetching_store.Claim(article_id, url, 1, "test")
+    fetching_store.store_parsed(conn, claim, article, final_url=url)
 
 
 @contextlib.contextmanager

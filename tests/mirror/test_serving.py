@@ -20,11 +20,11 @@ from mirror_testkit import (
     search_ids,
     seed,
     serve_stand_in,
+    store_parsed,
     sync,
 )
 from test_sync import assert_same
 
-from screvi_mcp.local.fetching import article_rows
 from screvi_mcp.local.fetching.extract import ExtractedArticle
 from screvi_mcp.local.library import Library
 from screvi_mcp.mirror.serving import FreshnessPolicy
@@ -261,12 +261,12 @@ async def test_a_body_screvi_parses_after_the_sync_is_read_from_screvi(
     library = Library.open(stand_in.path)
     try:
         with library.write() as conn:
-            article_rows.store_parsed(
+            store_parsed(
                 conn,
                 articles["queued"],
+                "http://127.0.0.1:9/queued",
                 ExtractedArticle(content_html="<p>Parsed later.</p>", content_text="Parsed later.",
                                  title="Later"),
-                final_url="http://127.0.0.1:9/queued",
             )
     finally:
         library.close()
