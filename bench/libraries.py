@@ -181,6 +181,11 @@ def _copy_vectors(library: Any, donor: Path) -> None:
         vectors = np.stack([np.frombuffer(known[item.hash], dtype="<f4") for item in texts])
         with library.write() as conn_w:
             embedding_rows.save(conn_w, model, texts, vectors)
+            # Their vectors are stored: nothing of these is left for the embedding queue.
+            conn_w.execute(
+                "DELETE FROM embedding_queue WHERE seq IN (SELECT value FROM json_each(?))",
+                (json.dumps(chunk),),
+            )
     library.set_setting(embedding_rows.MODEL_SETTING, model)
     log(f"vectors copied from {donor.name}; {embedded} texts embedded afresh")
 

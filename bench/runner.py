@@ -20,7 +20,8 @@ TARGETS = {
     "cold_start_ratio": 1.3,
     "tools_list_tokens": 6000,
     "search_p50_ms_largest": 30.0,
-    "ingest_per_s": 500.0,
+    "acknowledged_per_s": 1500.0,
+    "queue_ratio_to_before": 1.15,
 }
 
 
@@ -62,7 +63,13 @@ def _library_section(
                 leftover.unlink(missing_ok=True)
         ingest = entry["ingest"]
         ingest["ratio_to_keyword_only"] = ratio(
-            ingest["with_embeddings_per_s"], ingest["keyword_only_per_s"]
+            ingest["acknowledged_per_s"], ingest["keyword_only_per_s"]
+        )
+        ingest["acknowledged_ratio_to_before"] = ratio(
+            ingest["acknowledged_per_s"], ingest["before_inline_per_s"]
+        )
+        ingest["queue_ratio_to_before"] = ratio(
+            ingest["queue_throughput_per_s"], ingest["before_inline_per_s"]
         )
         entry["build_seconds"] = lib.build_seconds
         out[str(size)] = entry
@@ -94,8 +101,10 @@ def targets(results: dict[str, Any], settings: Settings) -> dict[str, Any]:
             "target_size": 100_000,
             "at_target_size": int(largest) >= 100_000,
         }
-        rate = min(entry["ingest"]["with_embeddings_per_s"] for entry in library.values())
-        checks["ingest_at_least_500_per_s"] = {"value": rate, "met": rate >= 500}
+        rate = min(entry["ingest"]["acknowledged_per_s"] for entry in library.values())
+        checks["acknowledged_at_least_1500_per_s"] = {"value": rate, "met": rate >= 1500}
+        queue = min(entry["ingest"]["queue_ratio_to_before"] or 0 for entry in library.values())
+        checks["queue_throughput_at_least_1.15x_before"] = {"value": queue, "met": queue >= 1.15}
     return checks
 
 
@@ -313,10 +322,35 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         ingest = entry["ingest"]
         rows.append(
             (
-                f"Ingest into {n}, bulk create with embeddings",
-                _fmt(ingest["with_embeddings_per_s"], " /s"),
+                f"Ingest into {n}: bulk create acknowledged (embedding queued)",
+                _fmt(ingest["acknowledged_per_s"], " /s"),
                 f"keyword-only {_fmt(ingest['keyword_only_per_s'], ' /s')}",
                 _fmt(ingest["ratio_to_keyword_only"], "x"),
+            )
+        )
+        rows.append(
+            (
+                "  same texts: acknowledged vs embedded inline (before the queue)",
+                _fmt(ingest["acknowledged_per_s"], " /s"),
+                f"inline {_fmt(ingest['before_inline_per_s'], ' /s')}",
+                _fmt(ingest["acknowledged_ratio_to_before"], "x"),
+            )
+        )
+        rows.append(
+            (
+                "  embedding queue throughput (until drained)",
+                _fmt(ingest["queue_throughput_per_s"], " /s"),
+                f"inline {_fmt(ingest['before_inline_per_s'], ' /s')}",
+                _fmt(ingest["queue_ratio_to_before"], "x"),
+            )
+        )
+        delay = ingest["delay_to_meaning"]
+        rows.append(
+            (
+                "  new highlight found by meaning after, p50 / p99 (idle queue)",
+                f"{_fmt(delay['p50_ms'])} / {_fmt(delay['p99_ms'])} ms",
+                "by keywords: at once",
+                "-",
             )
         )
         opened = entry["open"]

@@ -27,7 +27,7 @@ from screvi_mcp.local.http import MAX_BODY_BYTES
 from screvi_mcp.local.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.routes import articles, highlights, search, skill, sources, tags
-from screvi_mcp.local.search.attach import attach_semantic_index
+from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
 from screvi_mcp.local.store import mirror as mirror_store
 from screvi_mcp.skillfile import bundled_skill_path
 
@@ -137,6 +137,8 @@ def create_app(
             if fetches:
                 await worker.stop()
             await fetcher.aclose()
+            # Stops the embedding worker: what it had not embedded stays queued in the file.
+            await anyio.to_thread.run_sync(detach_semantic_index, library)
             library.close()
 
     api_routes: list[Route] = [

@@ -10,7 +10,7 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
@@ -47,6 +47,7 @@ class Library:
         self._lock = threading.Lock()
         self.closed = False
         self.listeners: list[HighlightListener] = []
+        self._close_hooks: list[Callable[[], None]] = []
 
     @classmethod
     def open(cls, path: Path | str) -> Library:
@@ -113,7 +114,16 @@ class Library:
             for listener in self.listeners:
                 listener.highlights_removed(self, seqs)
 
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Run `hook` when the library closes, before its connections do: how a background
+        thread (the embedding queue's) is stopped before its connection goes away."""
+        self._close_hooks.append(hook)
+
     def close(self) -> None:
+        # Hooks first, while their threads can still hand back what they hold.
+        for hook in self._close_hooks:
+            hook()
+        self._close_hooks.clear()
         self.closed = True
         with self._lock:
             for conn in self._connections:

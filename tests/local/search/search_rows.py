@@ -1,7 +1,8 @@
 """Writing rows straight into a library, as the store would, for search tests.
 
 The FTS triggers keep the keyword index in sync; listeners are told by hand, as the store
-does after its commits.
+does after its commits. Writes are embedded in the background (the embedding queue); these
+helpers wait for it when an index is attached, so a test can search by meaning right after.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import uuid
 
 from screvi_mcp.local import clock
 from screvi_mcp.local.library import Library
+from screvi_mcp.local.search.registry import semantic_index_for
 
 
 class LibraryRows:
@@ -62,7 +64,13 @@ class LibraryRows:
                     self._tag(conn, highlight_id, tag)
         if notify:
             self.library.notify_changed(seqs)
+            self.wait_until_embedded()
         return seqs
+
+    def wait_until_embedded(self) -> None:
+        index = semantic_index_for(self.library)
+        if index is not None:
+            assert index.wait_until_embedded(60), "the embedding queue did not drain"
 
     def _tag(self, conn: sqlite3.Connection, highlight_id: str, name: str) -> None:
         row = conn.execute("SELECT id FROM tags WHERE name_key = ?", (name.lower(),)).fetchone()
@@ -85,6 +93,7 @@ class LibraryRows:
                 (content, clock.now(), seq),
             )
         self.library.notify_changed([seq])
+        self.wait_until_embedded()
 
     def delete(self, seq: int) -> None:
         with self.library.write() as conn:

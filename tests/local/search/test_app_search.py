@@ -16,6 +16,7 @@ from screvi_mcp.local.app import create_app  # noqa: E402
 from screvi_mcp.local.keys import create_key  # noqa: E402
 from screvi_mcp.local.library import Library  # noqa: E402
 from screvi_mcp.local.search.registry import semantic_index_for  # noqa: E402
+from testsupport.embeddings import async_wait_until_embedded  # noqa: E402
 from testsupport.inprocess import in_process_client  # noqa: E402
 
 SLEEP = "Going to bed at the same hour every night is the surest way to rest well."
@@ -36,10 +37,13 @@ async def api(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
         yield client, app
 
 
-async def create(client: httpx.AsyncClient, *contents: str, **fields: Any) -> list[str]:
+async def create(api: tuple[httpx.AsyncClient, Any], *contents: str, **fields: Any) -> list[str]:
+    """Bulk create, then wait until the queue has embedded them (writes answer at commit)."""
+    client, app = api
     body = {"highlights": [{"content": content, **fields} for content in contents]}
     response = await client.post("/highlights/bulk", json=body)
     assert response.status_code == 201, response.text
+    await async_wait_until_embedded(app.state.library.path)
     return [item["id"] for item in response.json()["data"]]
 
 
@@ -50,7 +54,7 @@ async def test_the_app_attaches_the_semantic_index(api: tuple[httpx.AsyncClient,
 
 async def test_search_result_fields_for_a_paraphrase(api: tuple[httpx.AsyncClient, Any]) -> None:
     client, _ = api
-    sleep, _, _ = await create(client, SLEEP, BREAD, TAXES)
+    sleep, _, _ = await create(api, SLEEP, BREAD, TAXES)
     response = await client.get("/search", params={"q": "tips for falling asleep easily"})
     assert response.status_code == 200, response.text
     body = response.json()
@@ -65,7 +69,7 @@ async def test_search_result_fields_for_a_paraphrase(api: tuple[httpx.AsyncClien
 
 async def test_keyword_and_both(api: tuple[httpx.AsyncClient, Any]) -> None:
     client, _ = api
-    _, bread, taxes = await create(client, SLEEP, BREAD, TAXES)
+    _, bread, taxes = await create(api, SLEEP, BREAD, TAXES)
     both = (await client.get("/search", params={"q": "knead the dough"})).json()["data"]
     assert (both[0]["id"], both[0]["match_type"]) == (bread, "both")
     strict = {"q": "fifteenth", "min_relevance": "0.95"}
@@ -77,11 +81,12 @@ async def test_keyword_and_both(api: tuple[httpx.AsyncClient, Any]) -> None:
 
 async def test_edits_and_deletes_reach_the_index(api: tuple[httpx.AsyncClient, Any]) -> None:
     client, _ = api
-    (taxes,) = await create(client, TAXES)
+    (taxes,) = await create(api, TAXES)
     q = {"q": "tips for falling asleep easily"}
     assert (await client.get("/search", params=q)).json()["data"] == []
     patched = await client.patch(f"/highlights/{taxes}", json={"content": SLEEP})
     assert patched.status_code == 200, patched.text
+    await async_wait_until_embedded(api[1].state.library.path)
     assert [i["id"] for i in (await client.get("/search", params=q)).json()["data"]] == [taxes]
     assert (await client.delete(f"/highlights/{taxes}")).status_code == 200
     loose = {**q, "min_relevance": "0"}
@@ -91,7 +96,7 @@ async def test_edits_and_deletes_reach_the_index(api: tuple[httpx.AsyncClient, A
 async def test_verify_keeps_keyword_matches(api: tuple[httpx.AsyncClient, Any]) -> None:
     client, _ = api
     sleep, coffee, wheel = await create(
-        client,
+        api,
         SLEEP,
         "Coffee after lunch is still in your system hours later.",
         "Falling asleep at the wheel, the auditors missed the error.",

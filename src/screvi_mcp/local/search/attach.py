@@ -39,11 +39,12 @@ def attach_semantic_index(
     """Load the library's vectors and keep them in sync; None when search stays keyword-only.
 
     Opening embeds nothing that is already embedded: vectors are read from SQLite into one
-    matrix. Only live highlights lacking a vector for the current model (none, after the
-    first run) are embedded, on a background thread (`backfill="background"`), inline
-    (`"now"`), or not at all (`"never"`). If the library was embedded by another model,
-    nothing is re-embedded here: search stays keyword-only and the log says to run
-    `screvi-mcp reindex`.
+    matrix, and the index's worker starts draining the embedding queue (what writes queued,
+    here or in a process that died before embedding it). `backfill` also queues live
+    highlights lacking a vector for the current model and says who embeds them: the worker
+    (`"background"`), this call before it returns (`"now"`), or nobody beyond the queue
+    (`"never"`). If the library was embedded by another model, nothing is re-embedded here:
+    search stays keyword-only and the log says to run `screvi-mcp reindex`.
     """
     with _attach_lock:
         existing = _attached(library)
@@ -71,12 +72,12 @@ def attach_semantic_index(
         index.load()
         library.add_listener(index)
         registry.register(library, index)
+    if backfill != "never":
+        _queue_missing(index)
     if backfill == "now":
-        _backfill(index)
-    elif backfill == "background":
-        threading.Thread(
-            target=_backfill, args=(index,), name="screvi-search-backfill", daemon=True
-        ).start()
+        index.worker.drain()
+    library.on_close(index.worker.stop)
+    index.worker.start()
     return index
 
 
@@ -102,6 +103,9 @@ def reindex(library: Library, progress: Progress | None = None, *, everything: b
     if progress is not None:
         progress(0, len(todo))
     embedded = index.embed(todo, progress)
+    # What the queue still holds is either just embedded above (dropped without work) or
+    # written since: leave nothing behind for a server that may not be running.
+    index.worker.drain()
     with library.write() as write_conn:
         embedding_rows.delete_other_models(write_conn, index.model_id)
     library.set_setting(embedding_rows.MODEL_SETTING, index.model_id)
@@ -127,6 +131,8 @@ def detach_semantic_index(library: Library) -> None:
     index = _attached(library)
     library.listeners[:] = [each for each in library.listeners if each is not index]
     registry.unregister(library)
+    if index is not None:
+        index.worker.stop()
 
 
 def _build_index(library: Library) -> SemanticIndex:
@@ -170,17 +176,19 @@ def _attached(library: Library) -> SemanticIndex | None:
     return index if isinstance(index, SemanticIndex) else None
 
 
-def _backfill(index: SemanticIndex) -> None:
+def _queue_missing(index: SemanticIndex) -> None:
+    """Queue live highlights that have no vector (a new model, or rows from before the queue
+    existed); those already queued keep their place."""
+    from screvi_mcp.local.search import embedding_queue
     from screvi_mcp.local.search.embedding_rows import missing_seqs
 
-    try:
-        missing = missing_seqs(index.library.connection(), index.model_id)
-        if missing:
-            log.info("embedding %d highlights that have no vector yet", len(missing))
-            index.embed(missing)
-    except Exception:  # a backfill failure must not take the server down; search degrades
-        if not index.library.closed:  # closing mid-backfill is a normal shutdown
-            log.exception("embedding highlights without vectors failed")
+    library = index.library
+    missing = missing_seqs(library.connection(), index.model_id)
+    unqueued = sorted(set(missing) - embedding_queue.queued_among(library.connection(), missing))
+    if unqueued:
+        log.info("queued %d highlights that have no vector yet", len(unqueued))
+        with library.write() as conn:
+            embedding_queue.enqueue(conn, unqueued)
 
 
 def _warn_once(message: str) -> None:

@@ -1,8 +1,10 @@
 """The semantic index of one library: stored vectors, the matrix, and the listener.
 
-It embeds on the writer's thread right after the store's commit (the store calls
-`highlights_changed`), so a highlight is searchable by meaning as soon as its create or
-edit returns. Bulk creates arrive as one call and are embedded in batches.
+Writes never wait for the model: a create or edit queues its highlights in the same
+transaction (migration 0008's triggers) and answers at commit; the index's background worker
+(`embedding_worker`) embeds the queue in length-sorted batches and stores the vectors. A new
+highlight is found by keywords at once and by meaning moments later; an edit drops the old
+vector at commit, so no search matches a highlight by what it used to say.
 """
 
 from __future__ import annotations
@@ -10,16 +12,19 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
 
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.search import embedding_rows
+from screvi_mcp.local.search import embedding_queue, embedding_rows
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.embedder import Embedder
+from screvi_mcp.local.search.embedding_rows import HighlightText
 from screvi_mcp.local.search.embedding_text import RECIPE
+from screvi_mcp.local.search.embedding_worker import EmbeddingWorker
 from screvi_mcp.local.search.filters import Filters, admitted_seqs
 from screvi_mcp.local.search.fusion import SemanticMatch
 from screvi_mcp.local.search.vectors import VectorMatrix
@@ -30,6 +35,9 @@ log = logging.getLogger("screvi_mcp.local.search")
 # Highlights embedded per write transaction: bounds memory and how long the writer lock is
 # held, while batching enough for the model to run efficiently.
 EMBED_CHUNK = 256
+# Queue rows one worker round claims: enough to sort by length into well-filled batches,
+# few enough that a crash strands little behind its lease.
+QUEUE_CLAIM = 128
 # With verify=true, only this many of the best semantic matches are judged (the judge or a
 # cross-encoder runs a model over each pair); semantic-only matches beyond them are dropped.
 VERIFY_LIMIT = 50
@@ -38,7 +46,14 @@ _QUERY_CACHE_SIZE = 256
 # for longer than that many writes reloads every vector instead of the changed ones.
 CHANGE_LOG_KEEP = 100_000
 
+# The queue's worker checks between slices of this many texts whether to stop.
+STOP_CHECK_TEXTS = 32
+
 Progress = Callable[[int, int], None]
+
+
+class WorkerStopped(Exception):
+    """The library is closing: the round is abandoned and its rows stay queued."""
 
 
 def index_model_id(embedder: Embedder) -> str:
@@ -68,6 +83,7 @@ class SemanticIndex:
         self._seen_change = 0
         self._own_changes: list[tuple[int, int]] = []
         self._sync_lock = threading.Lock()
+        self.worker = EmbeddingWorker(self)
 
     @property
     def verify_threshold(self) -> float:
@@ -116,7 +132,14 @@ class SemanticIndex:
     # -- keeping in sync (HighlightListener) --------------------------------------------
 
     def highlights_changed(self, library: Library, seqs: list[int]) -> None:
-        self.embed(seqs)
+        """Queue what the commit did not queue itself, and wake the worker: never embeds
+        here, so the write that called us answers at once."""
+        conn = library.connection()
+        unqueued = sorted(set(seqs) - embedding_queue.queued_among(conn, seqs))
+        if unqueued:  # creates and edits were queued by triggers; a source rename was not
+            with library.write() as write_conn:
+                embedding_queue.enqueue(write_conn, unqueued)
+        self.worker.wake()
 
     def highlights_removed(self, library: Library, seqs: list[int]) -> None:
         self.matrix.remove(seqs)
@@ -124,52 +147,116 @@ class SemanticIndex:
             embedding_rows.delete(conn, seqs)
 
     def embed(self, seqs: list[int], progress: Progress | None = None) -> int:
-        """Embed those of `seqs` whose text has no current vector; returns how many."""
+        """Embed, on this thread, those of `seqs` whose text has no current vector; returns
+        how many. What `reindex` uses; writes go through the queue and the worker."""
         embedded = 0
         done = 0
         for chunk in embedding_rows.chunks(seqs, EMBED_CHUNK):
-            embedded += self._embed_chunk(chunk)
+            embedded += self._embed_seqs(chunk, claim=None)
             done += len(chunk)
             if progress is not None:
                 progress(done, len(seqs))
         return embedded
 
-    def _embed_chunk(self, seqs: list[int]) -> int:
+    def embed_queued(self, claim: str, limit: int = QUEUE_CLAIM) -> int:
+        """One round of the queue: claim up to `limit` rows, embed, store, remove them.
+        Returns how many rows were claimed (0: nothing is waiting that we may take)."""
+        with self.library.write() as conn:
+            seqs = embedding_queue.claim(conn, claim, limit)
+        if not seqs:
+            return 0
+        try:
+            self._embed_seqs(seqs, claim=claim)
+        except BaseException:
+            if not self.library.closed:
+                with self.library.write() as conn:
+                    embedding_queue.release(conn, claim)
+            raise
+        return len(seqs)
+
+    def pending(self) -> int:
+        """Highlights still waiting for a vector (in any process's hands)."""
+        return embedding_queue.pending(self.library.connection())
+
+    def wait_until_embedded(self, timeout: float) -> bool:
+        """Block until the queue is empty (True) or `timeout` seconds pass (False).
+
+        For tests, benchmarks and one-shot commands; a server never waits on this."""
+        deadline = time.monotonic() + timeout
+        while self.pending():
+            if time.monotonic() >= deadline:
+                return False
+            self.worker.wake()
+            time.sleep(0.01)
+        # The rows are gone once their vectors are committed; another process's vectors
+        # still have to be read into this one's matrix.
+        self.sync(self.library.connection())
+        return True
+
+    def _embed_seqs(self, seqs: list[int], claim: str | None) -> int:
         conn = self.library.connection()
         texts = embedding_rows.live_texts(conn, seqs)
         dead = set(seqs) - {item.seq for item in texts}
         if dead:  # edited after a delete, or never live: must not stay searchable
             self.matrix.remove(sorted(dead))
         stored = embedding_rows.stored_hashes(conn, self.model_id, [t.seq for t in texts])
-        todo = [
-            item
+        fresh = [item for item in texts if stored.get(item.seq) != item.hash]
+        reload = [
+            item.seq
             for item in texts
-            if stored.get(item.seq) != item.hash or item.seq not in self.matrix
+            if stored.get(item.seq) == item.hash and item.seq not in self.matrix
         ]
-        if not todo:
-            return 0
-        fresh = [item for item in todo if stored.get(item.seq) != item.hash]
-        vectors = self.embedder.embed([item.text for item in fresh]) if fresh else None
+        fresh.sort(key=lambda item: len(item.text))  # slices of similar length pad little
+        vectors = self._embed_texts([item.text for item in fresh], claim) if fresh else None
+        saved: list[HighlightText] = []
         with self._write_lock:
-            if fresh and vectors is not None:
-                with self.library.write() as write_conn:
+            with self.library.write() as write_conn:
+                if fresh and vectors is not None:
+                    # The text may have been edited while it was embedded: store only vectors
+                    # of what the highlight says now (the edit queued it again).
+                    current = {
+                        item.seq: item.hash
+                        for item in embedding_rows.live_texts(write_conn, [t.seq for t in fresh])
+                    }
+                    keep = [i for i, item in enumerate(fresh) if current.get(item.seq) == item.hash]
+                    saved = [fresh[i] for i in keep]
+                    vectors = vectors[keep]
+                if saved and vectors is not None:
                     before = embedding_rows.latest_change(write_conn)
-                    embedding_rows.save(write_conn, self.model_id, fresh, vectors)
+                    embedding_rows.save(write_conn, self.model_id, saved, vectors)
                     after = embedding_rows.latest_change(write_conn)
                     # The writer holds the database, so these ids are all ours.
                     self._own_changes.append((before + 1, after))
-                    if after % 1000 < len(fresh):
+                    if after % 1000 < len(saved):
                         embedding_rows.prune_changes(write_conn, CHANGE_LOG_KEEP)
-                self.matrix.upsert([item.seq for item in fresh], vectors)
-            reload = [item.seq for item in todo if stored.get(item.seq) == item.hash]
+                if claim is not None:
+                    embedding_queue.finish(write_conn, claim, seqs)
+                    embedding_queue.release(write_conn, claim)
+            if saved and vectors is not None:
+                self.matrix.upsert([item.seq for item in saved], vectors)
             if reload:  # stored and unchanged but not in memory: read it back, don't re-embed
                 self._load_seqs(reload)
-        return len(fresh)
+        return len(saved)
+
+    def _embed_texts(self, texts: list[str], claim: str | None) -> np.ndarray:
+        """Embed in slices, so that a closing library stops the queue's round between two
+        slices instead of waiting for all of it (or closing a connection in use)."""
+        parts = []
+        for start in range(0, len(texts), STOP_CHECK_TEXTS):
+            if claim is not None and (self.worker.stopping or self.library.closed):
+                raise WorkerStopped
+            parts.append(self.embedder.embed(texts[start : start + STOP_CHECK_TEXTS]))
+        return np.concatenate(parts)
 
     def _load_seqs(self, seqs: list[int]) -> None:
+        """Make the matrix agree with the stored vectors of `seqs`: read those that have one,
+        drop those whose vector was deleted (an edit drops it at commit)."""
         found, vectors = embedding_rows.load_vectors(
             self.library.connection(), self.model_id, self.embedder.dimensions, seqs
         )
+        gone = sorted(set(seqs) - set(found))
+        if gone:
+            self.matrix.remove(gone)
         self.matrix.upsert(found, vectors)
 
     # -- searching (registry.SemanticSide) ----------------------------------------------

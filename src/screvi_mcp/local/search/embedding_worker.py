@@ -1,0 +1,83 @@
+"""The background thread that turns the embedding queue into vectors.
+
+One per attached index (so one per process and library). It sleeps until a write wakes it,
+or at most `POLL_SECONDS`, which is how it notices rows another process queued or abandoned.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from screvi_mcp.local.search.embedding_queue import new_claim_token
+
+if TYPE_CHECKING:
+    from screvi_mcp.local.search.index import SemanticIndex
+
+log = logging.getLogger("screvi_mcp.local.search")
+
+# Idle wait between looks at the queue when no write of ours woke the worker.
+POLL_SECONDS = 2.0
+# How long closing waits for the round in progress: it stops between model batches, so a
+# fraction of a second idle, a few seconds on a loaded machine.
+STOP_SECONDS = 30.0
+# After an unexpected failure, wait this long before trying again (not a hot loop).
+RETRY_SECONDS = 5.0
+
+
+class EmbeddingWorker:
+    def __init__(self, index: SemanticIndex) -> None:
+        self._index = index
+        self._claim = new_claim_token()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._start_lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(
+                target=self._run, name="screvi-embedding-queue", daemon=True
+            )
+            self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def stop(self, timeout: float = STOP_SECONDS) -> None:
+        self._stop.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def drain(self) -> int:
+        """Embed everything claimable on the calling thread; returns rows handled."""
+        handled = 0
+        while not self._stop.is_set():
+            claimed = self._index.embed_queued(self._claim)
+            if not claimed:
+                return handled
+            handled += claimed
+        return handled
+
+    def _run(self) -> None:
+        library = self._index.library
+        while not self._stop.is_set() and not library.closed:
+            self._wake.clear()
+            try:
+                self.drain()
+            except Exception:
+                if library.closed or self._stop.is_set():
+                    return  # closing mid-round is a normal shutdown; the rows stay queued
+                log.exception("embedding queued highlights failed; retrying")
+                self._stop.wait(RETRY_SECONDS)
+                continue
+            self._wake.wait(POLL_SECONDS)
