@@ -17,9 +17,13 @@ The last stdout line is the JSON result.
 from __future__ import annotations
 
 import json
+import os
 import resource
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +47,52 @@ def _rss_mib() -> float:
     except OSError:
         pass
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+LOAD_PROCESSES = os.cpu_count() or 1
+
+
+@contextmanager
+def cpu_load() -> Iterator[None]:
+    """The same CPU load each run: one busy-looping Python process per core."""
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True:\n    pass"])
+        for _ in range(LOAD_PROCESSES)
+    ]
+    time.sleep(0.5)  # let them get scheduled
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def _timed(library: Any, queries: list[str], *, sequential: bool) -> list[float]:
+    """Hybrid search times; `sequential` runs the keyword side after the semantic one, as
+    before the sides ran concurrently (the baseline)."""
+    from concurrent.futures import Future
+
+    from screvi_mcp.local.search import concurrent_sides, engine
+
+    original = concurrent_sides.submit
+
+    def inline(work: Any) -> Future[Any]:
+        done: Future[Any] = Future()
+        done.set_result(work())
+        return done
+
+    if sequential:
+        concurrent_sides.submit = inline  # type: ignore[assignment]
+    try:
+        seconds: list[float] = []
+        for text in queries:
+            t0 = time.perf_counter()
+            engine.search(library, engine.SearchQuery(text, per_page=20))
+            seconds.append(time.perf_counter() - t0)
+        return seconds
+    finally:
+        concurrent_sides.submit = original  # type: ignore[assignment]
 
 
 def search(path: Path, count: int) -> dict[str, Any]:
@@ -79,6 +129,12 @@ def search(path: Path, count: int) -> dict[str, Any]:
         page, _total = engine.search(library, engine.SearchQuery(text, per_page=20))
         hybrid.append(time.perf_counter() - t0)
         hits.append(len(page))
+    # The query cache would make repeats nearly free: each variant below gets fresh texts.
+    variant_queries = corpus.queries(4 * count, seed=4242)
+    sequential_idle = _timed(library, variant_queries[:count], sequential=True)
+    with cpu_load():
+        loaded = _timed(library, variant_queries[count : 2 * count], sequential=False)
+        sequential_loaded = _timed(library, variant_queries[2 * count : 3 * count], sequential=True)
 
     # Where the time goes: each part of a hybrid search on its own.
     embed: list[float] = []
@@ -114,6 +170,10 @@ def search(path: Path, count: int) -> dict[str, Any]:
             "total_ms": round((open_seconds + model_seconds + vectors_seconds) * 1000, 1),
         },
         "search_hybrid": summary_ms(hybrid),
+        "search_hybrid_sequential": summary_ms(sequential_idle),
+        "search_hybrid_under_load": summary_ms(loaded),
+        "search_hybrid_sequential_under_load": summary_ms(sequential_loaded),
+        "load": f"{LOAD_PROCESSES} busy-looping Python processes (one per core)",
         "search_keyword_only": summary_ms(keyword_only),
         "mean_hits": round(sum(hits) / len(hits), 1),
         "parts_p50_ms": {

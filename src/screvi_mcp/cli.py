@@ -301,6 +301,15 @@ def cmd_sample(args: argparse.Namespace) -> int:
     path = _checked_library_path(args)
     sources, highlights = anyio.run(load_sample, path)
     if sources:
+        # Writes answer before they are embedded; a one-shot command finishes the job.
+        from screvi_mcp.local.library import Library
+        from screvi_mcp.local.search.setup import embed_waiting_highlights
+
+        library = Library.open(path)
+        try:
+            embed_waiting_highlights(library)
+        finally:
+            library.close()
         print(
             f"Loaded {highlights} sample highlights from {sources} sources into {path}",
             file=sys.stderr,

@@ -113,6 +113,17 @@ def reindex(library: Library, progress: Progress | None = None, *, everything: b
     return embedded
 
 
+def embed_waiting_highlights(library: Library) -> bool:
+    """Embed, before returning, whatever waits in the library's queue (or lacks a vector):
+    for one-shot commands that write and exit, so the next search finds it by meaning.
+    False when semantic search is unavailable (keyword-only: nothing to do)."""
+    index = attach_semantic_index(library, backfill="now")
+    if index is None:
+        return False
+    detach_semantic_index(library)
+    return True
+
+
 def stderr_progress_bar(stream: TextIO | None = None, width: int = 40) -> Progress:
     """A one-line text progress bar for `reindex`, drawn on stderr (stdout may be MCP's)."""
     out = stream or sys.stderr

@@ -100,17 +100,34 @@ def load_live(conn: sqlite3.Connection, model: str, dimensions: int) -> tuple[li
     """Every stored vector of `model` for a live highlight, as one matrix.
 
     Read without joins and with plain tuples: at 100k highlights this is the whole cost of
-    opening the index, and the dead are few, so they are dropped afterwards.
+    opening the index, and the dead are few, so they are skipped as rows stream in. Rows are
+    copied into one preallocated matrix a block at a time, so opening peaks at about the
+    matrix's own size rather than three copies of it (blobs, joined bytes, array).
     """
+    dead = dead_seqs(conn)
+    count = int(
+        conn.execute("SELECT count(*) FROM highlight_embeddings WHERE model = ?", (model,))
+        .fetchone()[0]
+    )
+    matrix: Matrix = np.empty((count, dimensions), dtype=np.float32)
+    seqs: list[int] = []
     cursor = conn.cursor()
     cursor.row_factory = None
-    rows = cursor.execute(
-        "SELECT seq, vector FROM highlight_embeddings WHERE model = ?", (model,)
-    ).fetchall()
-    dead = dead_seqs(conn)
-    if dead:
-        rows = [row for row in rows if row[0] not in dead]
-    return [row[0] for row in rows], _matrix(rows, dimensions)
+    cursor.execute("SELECT seq, vector FROM highlight_embeddings WHERE model = ?", (model,))
+    while True:
+        block = cursor.fetchmany(4096)
+        if not block:
+            break
+        rows = [row for row in block if row[0] not in dead] if dead else block
+        if len(seqs) + len(rows) > count:  # written since the count: grow to fit
+            matrix = np.concatenate(
+                [matrix, np.empty((len(seqs) + len(rows) - count, dimensions), np.float32)]
+            )
+            count = matrix.shape[0]
+        if rows:
+            matrix[len(seqs) : len(seqs) + len(rows)] = _matrix(rows, dimensions)
+            seqs.extend(row[0] for row in rows)
+    return seqs, matrix[: len(seqs)]
 
 
 def dead_seqs(conn: sqlite3.Connection) -> set[int]:

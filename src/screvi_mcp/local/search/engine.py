@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE, MAX_SEARCH_PER_PAGE
 from screvi_mcp.local.library import Library
+from screvi_mcp.local.search import concurrent_sides
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.fusion import (
     FusedHit,
@@ -70,9 +71,20 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
     text = query.q.strip()
     if not text:
         return [], 0
-    keyword = keyword_ranking(conn, text, filters, CANDIDATES_PER_SIDE)
     index = semantic_index_for(library)
-    semantic = semantic_side(library, query)
+    if index is None:
+        keyword = keyword_ranking(conn, text, filters, CANDIDATES_PER_SIDE)
+        semantic = semantic_side(library, query)
+    else:
+        # The two sides at once: FTS5, onnxruntime and numpy all release the GIL, so on two
+        # cores the keyword side hides behind the query embedding and the vector scan.
+        keyword_side = concurrent_sides.submit(
+            lambda: keyword_ranking(library.connection(), text, filters, CANDIDATES_PER_SIDE)
+        )
+        try:
+            semantic = semantic_side(library, query)
+        finally:
+            keyword = keyword_side.result()
     fused = lead_with_source(
         reciprocal_rank_fusion(keyword, semantic),
         named_source_side(library, query),

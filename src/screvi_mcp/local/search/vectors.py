@@ -10,12 +10,57 @@ moves the last row into the hole.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import numpy.typing as npt
 
 Matrix = npt.NDArray[np.float32]
 SeqArray = npt.NDArray[np.int64]
+
+
+class SharedLock:
+    """Many readers or one writer: concurrent searches scan together; a write waits for
+    the scans in progress and holds new ones off while it moves rows."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer: int | None = None
+        self._depth = 0
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._condition:
+            while self._writer is not None:
+                self._condition.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._readers -= 1
+                if not self._readers:
+                    self._condition.notify_all()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        me = threading.get_ident()
+        with self._condition:
+            if self._writer != me:  # re-entrant for the writer
+                while self._writer is not None or self._readers:
+                    self._condition.wait()
+                self._writer = me
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._depth -= 1
+                if not self._depth:
+                    self._writer = None
+                    self._condition.notify_all()
 
 
 class VectorMatrix:
@@ -25,7 +70,7 @@ class VectorMatrix:
         self._seqs: SeqArray = np.zeros(max(capacity, 1), dtype=np.int64)
         self._row_of: dict[int, int] = {}
         self._size = 0
-        self._lock = threading.RLock()
+        self._lock = SharedLock()
 
     def __len__(self) -> int:
         return self._size
@@ -36,7 +81,7 @@ class VectorMatrix:
     def upsert(self, seqs: list[int], vectors: Matrix) -> None:
         if vectors.shape[0] != len(seqs) or (seqs and vectors.shape[1] != self.dimensions):
             raise ValueError("one vector of the index's width per seq")
-        with self._lock:
+        with self._lock.writing():
             self._reserve(self._size + len(seqs))
             for seq, vector in zip(seqs, vectors, strict=True):
                 row = self._row_of.get(seq)
@@ -48,7 +93,7 @@ class VectorMatrix:
                 self._vectors[row] = vector
 
     def remove(self, seqs: list[int]) -> None:
-        with self._lock:
+        with self._lock.writing():
             for seq in seqs:
                 row = self._row_of.pop(seq, None)
                 if row is None:
@@ -70,13 +115,13 @@ class VectorMatrix:
         buffer[: len(seqs)] = vectors
         seq_buffer: SeqArray = np.zeros(capacity, dtype=np.int64)
         seq_buffer[: len(seqs)] = seqs
-        with self._lock:
+        with self._lock.writing():
             self._vectors, self._seqs = buffer, seq_buffer
             self._row_of = {seq: row for row, seq in enumerate(seqs)}
             self._size = len(seqs)
 
     def clear(self) -> None:
-        with self._lock:
+        with self._lock.writing():
             self._row_of.clear()
             self._size = 0
 
@@ -91,7 +136,7 @@ class VectorMatrix:
 
         `allowed`, when given, restricts the scan to those seqs (the filters' answer).
         """
-        with self._lock:
+        with self._lock.reading():
             size = self._size
             scores = self._vectors[:size] @ query
             seqs = self._seqs[:size].copy()
