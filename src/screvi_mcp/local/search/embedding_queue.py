@@ -46,6 +46,15 @@ def claim(conn: sqlite3.Connection, token: str, limit: int) -> list[int]:
     return seqs
 
 
+def claimable(conn: sqlite3.Connection) -> bool:
+    """Whether any row waits that a worker may claim now."""
+    row = conn.execute(
+        "SELECT 1 FROM embedding_queue WHERE claimed_until IS NULL OR claimed_until < ? LIMIT 1",
+        (time.time(),),
+    ).fetchone()
+    return row is not None
+
+
 def finish(conn: sqlite3.Connection, token: str, seqs: list[int]) -> None:
     """Remove those of `seqs` this worker still holds: their vectors are stored (or they need
     none). A row queued again since the claim (an edit) carries no claim and stays."""

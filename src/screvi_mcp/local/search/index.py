@@ -161,6 +161,8 @@ class SemanticIndex:
     def embed_queued(self, claim: str, limit: int = QUEUE_CLAIM) -> int:
         """One round of the queue: claim up to `limit` rows, embed, store, remove them.
         Returns how many rows were claimed (0: nothing is waiting that we may take)."""
+        if not embedding_queue.claimable(self.library.connection()):
+            return 0  # the idle poll stays a read: no write lock taken for nothing
         with self.library.write() as conn:
             seqs = embedding_queue.claim(conn, claim, limit)
         if not seqs:
