@@ -32,9 +32,17 @@ from bench.common import (
 
 
 async def _load(
-    url: str, tool: str, arguments: Callable[[], dict[str, Any]], clients: int, seconds: float
+    url: str | list[str],
+    tool: str,
+    arguments: Callable[[], dict[str, Any]],
+    clients: int,
+    seconds: float,
 ) -> dict[str, Any]:
+    """`clients` sessions calling `tool` for `seconds`; several `url`s share the clients
+    round-robin, as a load balancer would spread sessions over worker processes."""
     from mcp import Client
+
+    urls = [url] if isinstance(url, str) else url
 
     counts = [0] * clients
     errors = [0] * clients
@@ -43,7 +51,7 @@ async def _load(
     deadline = [0.0]
 
     async def worker(number: int) -> None:
-        async with Client(url, cache=None) as client:
+        async with Client(urls[number % len(urls)], cache=None) as client:
             await client.call_tool(tool, arguments())  # session and first-call costs
             ready[0] += 1
             if ready[0] == clients:
@@ -74,12 +82,16 @@ async def _load(
 
 
 def _serve(command: list[str], port: int) -> subprocess.Popen[bytes]:
+    return _serve_env(command, port)
+
+
+def _serve_env(command: list[str], port: int, **env: str) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=clean_env(),
+        env=clean_env(**env),
     )
     try:
         wait_for_port(port, process)
@@ -136,4 +148,72 @@ def run(settings: Settings, path: Path, ids: list[str]) -> dict[str, Any]:
     result["screvi"]["ratio_to_minimal"] = ratio(
         result["screvi"]["calls_per_s"], result["minimal"]["calls_per_s"]
     )
+    result["scale_out"] = _scale_out(settings, path, ids)
     return result
+
+
+def _stateless(port: int, library: Path | None = None) -> list[str]:
+    command = [SCREVI_MCP, "--transport", "streamable-http", "--stateless", "--port", str(port)]
+    return [*command, "--library", str(library)] if library is not None else command
+
+
+def _scale_out(settings: Settings, path: Path, ids: list[str]) -> dict[str, Any]:
+    """Stateless HTTP behind a (client-side) balancer: one worker process on the library,
+    two on the same library file, and one in hosted mode against a second process serving
+    the library's REST API as the hosted stand-in. Same clients and tool throughout."""
+    out: dict[str, Any] = {}
+    cycle = itertools.cycle(ids)
+
+    def arguments() -> dict[str, Any]:
+        return {"highlight_id": next(cycle)}
+
+    def measure(label: str, urls: list[str]) -> None:
+        log(f"streamable HTTP, stateless: {label}")
+        out[label] = anyio.run(
+            _load, urls, "get_highlight", arguments, settings.http_clients, settings.http_seconds
+        )
+
+    for workers in (1, 2):
+        ports = [free_port() for _ in range(workers)]
+        processes: list[subprocess.Popen[bytes]] = []
+        try:
+            for port in ports:
+                processes.append(_serve(_stateless(port, path), port))
+            measure(
+                f"embedded_{workers}_worker{'s' if workers > 1 else ''}",
+                [f"http://127.0.0.1:{port}/mcp" for port in ports],
+            )
+        finally:
+            for process in processes:
+                _stop(process)
+    out["embedded_2_workers"]["ratio_to_1_worker"] = ratio(
+        out["embedded_2_workers"]["calls_per_s"], out["embedded_1_worker"]["calls_per_s"]
+    )
+
+    from screvi_mcp.local.keys import create_key
+    from screvi_mcp.local.library import Library
+
+    library = Library.open(path)
+    try:
+        _, key = create_key(library, "bench hosted stand-in")
+    finally:
+        library.close()
+    api_port, mcp_port = free_port(), free_port()
+    api = _serve([SCREVI_MCP, "api", "--port", str(api_port), "--library", str(path)], api_port)
+    try:
+        hosted = _serve_env(
+            _stateless(mcp_port),
+            mcp_port,
+            SCREVI_API_KEY=key,
+            SCREVI_BASE_URL=f"http://127.0.0.1:{api_port}/api/v1",
+        )
+        try:
+            measure("hosted_1_worker", [f"http://127.0.0.1:{mcp_port}/mcp"])
+        finally:
+            _stop(hosted)
+    finally:
+        _stop(api)
+    out["hosted_1_worker"]["ratio_to_embedded_1_worker"] = ratio(
+        out["hosted_1_worker"]["calls_per_s"], out["embedded_1_worker"]["calls_per_s"]
+    )
+    return out

@@ -451,6 +451,25 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 _fmt(http["screvi"]["ratio_to_minimal"], "x"),
             )
         )
+        scale = http.get("scale_out")
+        if scale:
+            one = scale["embedded_1_worker"]
+            rows.append(
+                (
+                    "Stateless HTTP, 2 worker processes on one library",
+                    _fmt(scale["embedded_2_workers"]["calls_per_s"], " calls/s"),
+                    f"1 worker {_fmt(one['calls_per_s'], ' calls/s')}",
+                    _fmt(scale["embedded_2_workers"]["ratio_to_1_worker"], "x"),
+                )
+            )
+            rows.append(
+                (
+                    "Stateless HTTP, 1 worker, hosted mode against a loopback stand-in",
+                    _fmt(scale["hosted_1_worker"]["calls_per_s"], " calls/s"),
+                    f"embedded 1 worker {_fmt(one['calls_per_s'], ' calls/s')}",
+                    _fmt(scale["hosted_1_worker"]["ratio_to_embedded_1_worker"], "x"),
+                )
+            )
     imported = results.get("import")
     if imported:
         rows.append(
