@@ -72,12 +72,13 @@ def attach_semantic_index(
         index.load()
         library.add_listener(index)
         registry.register(library, index)
-    if backfill != "never":
-        _queue_missing(index)
     if backfill == "now":
+        _queue_missing(index)
         index.worker.drain()
     library.on_close(index.worker.stop)
-    index.worker.start()
+    # In the background, even finding what lacks a vector (a scan of every highlight) is
+    # left to the worker's thread: opening stays as quick as loading the matrix.
+    index.worker.start(first=lambda: _queue_missing(index) if backfill == "background" else None)
     return index
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from screvi_mcp.local.search.embedding_queue import new_claim_token
@@ -35,12 +36,13 @@ class EmbeddingWorker:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
 
-    def start(self) -> None:
+    def start(self, first: Callable[[], None] | None = None) -> None:
+        """Start the thread; it runs `first` (if given) before its first round."""
         with self._start_lock:
             if self._thread is not None:
                 return
             self._thread = threading.Thread(
-                target=self._run, name="screvi-embedding-queue", daemon=True
+                target=self._run, args=(first,), name="screvi-embedding-queue", daemon=True
             )
             self._thread.start()
 
@@ -68,8 +70,14 @@ class EmbeddingWorker:
             handled += claimed
         return handled
 
-    def _run(self) -> None:
+    def _run(self, first: Callable[[], None] | None) -> None:
         library = self._index.library
+        if first is not None:
+            try:
+                first()
+            except Exception:
+                if not (library.closed or self._stop.is_set()):
+                    log.exception("finding highlights without vectors failed")
         while not self._stop.is_set() and not library.closed:
             self._wake.clear()
             try:
