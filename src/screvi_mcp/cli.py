@@ -303,7 +303,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if sources:
         # Writes answer before they are embedded; a one-shot command finishes the job.
         from screvi_mcp.local.library import Library
-        from screvi_mcp.local.search.setup import embed_waiting_highlights
+        from screvi_mcp.local.search.attach import embed_waiting_highlights
 
         library = Library.open(path)
         try:
