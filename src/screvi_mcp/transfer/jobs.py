@@ -91,4 +91,10 @@ def import_file(
         report = run_import(library, parsed, dry_run=dry_run, progress=reporter)
         if reporter is not None:
             reporter.finish()
+        if embed and not dry_run:
+            # Writes answer at commit and are embedded by a background queue; a one-shot
+            # import leaves nothing for a server that may not be running.
+            from screvi_mcp.local.search.attach import embed_waiting_highlights
+
+            embed_waiting_highlights(library)
         return report

@@ -25,6 +25,9 @@ log = logging.getLogger("screvi_mcp.local.search")
 
 Progress = Callable[[int, int], None]
 
+# How long a one-shot command waits, after its own drain, for rows another worker holds.
+DRAIN_WAIT_SECONDS = 120.0
+
 _warned: set[str] = set()
 _attach_lock = threading.Lock()
 
@@ -118,9 +121,12 @@ def embed_waiting_highlights(library: Library) -> bool:
     """Embed, before returning, whatever waits in the library's queue (or lacks a vector):
     for one-shot commands that write and exit, so the next search finds it by meaning.
     False when semantic search is unavailable (keyword-only: nothing to do)."""
-    index = attach_semantic_index(library, backfill="now")
+    index = attach_semantic_index(library, backfill="never")
     if index is None:
         return False
+    _queue_missing(index)
+    index.worker.drain()  # on this thread, beside the worker's own round if one is running
+    index.wait_until_embedded(DRAIN_WAIT_SECONDS)
     detach_semantic_index(library)
     return True
 
