@@ -237,11 +237,11 @@ async def test_no_key_sends_no_key_header(mock_client: MockClientFactory) -> Non
     assert "x-api-key" not in server.sent[0].headers
 
 
-async def test_a_429_carries_the_servers_real_limit(connect: ClientFactory, backend: str) -> None:
+# Over a socket only: in-process, the client paces itself to the app's limit and never gets
+# a 429.
+@pytest.mark.parametrize("backend", ["socket"], indirect=True)
+async def test_a_429_carries_the_servers_real_limit(connect: ClientFactory) -> None:
     from screvi_mcp.server.errors import describe
-
-    if backend == "in-process":
-        pytest.skip("in-process, the client paces itself to the app's limit and never gets a 429")
 
     async with connect(server_rate_limit=2) as client:
         await client.list_tags()
