@@ -7,6 +7,7 @@ name in `schema_migrations`, so that independent modules can each add their own 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -28,9 +29,30 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode = WAL")
+    _enter_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
     return conn
+
+
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, waiting out another process doing the same on a fresh file.
+
+    Two connections converting a new file at once both read it, then both need it alone;
+    SQLite answers one of them "database is locked" at once instead of calling the busy
+    handler (it would otherwise deadlock). That connection simply tries again, within the
+    same bound as any other wait for the lock.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 def migration_steps() -> list[tuple[str, str]]:
