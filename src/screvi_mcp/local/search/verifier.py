@@ -17,6 +17,7 @@ Pluggable: anything with `probabilities(query, passages, cosines)` works. Two ar
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +28,8 @@ from tokenizers import Tokenizer
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID, Embedder
 from screvi_mcp.local.search.onnx_runtime import cpu_session
+
+log = logging.getLogger("screvi_mcp.local.search")
 
 VERIFIER_DIR_ENV = "SCREVI_VERIFIER_MODEL_DIR"
 VERIFY_THRESHOLD = 0.5
@@ -101,7 +104,18 @@ def load_verifier(calibration: Calibration, embedder: Embedder | None = None) ->
     bundled MiniLM (its weights were fitted for that model); else the cosine curve."""
     directory = os.environ.get(VERIFIER_DIR_ENV, "").strip()
     if directory:
-        return CrossEncoderVerifier(Path(directory).expanduser())
+        try:
+            return CrossEncoderVerifier(Path(directory).expanduser())
+        except Exception as exc:  # a model file onnxruntime or tokenizers cannot read
+            # The start-up check only sees that the files exist; a damaged model must not
+            # take search down with it (every call would fail): verify uses the default.
+            log.warning(
+                "the cross-encoder in %s could not be loaded (%s); verify=true uses the "
+                "default check instead: fix or unset %s",
+                directory,
+                type(exc).__name__,
+                VERIFIER_DIR_ENV,
+            )
     if embedder is not None and embedder.model_id == DEFAULT_MODEL_ID:
         from screvi_mcp.local.search.judge import JudgeVerifier
 
