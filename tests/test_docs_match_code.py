@@ -34,7 +34,8 @@ def screvi_flags(parser: argparse.ArgumentParser) -> set[str]:
 
 
 def bench_flags() -> set[str]:
-    text = (ROOT / "bench" / "__main__.py").read_text(encoding="utf-8")
+    # `python -m bench` and the sections that run alone (`python -m bench.mirror_sync`).
+    text = "\n".join(path.read_text(encoding="utf-8") for path in (ROOT / "bench").glob("*.py"))
     return set(re.findall(r'add_argument\(\s*"(--[a-z-]+)"', text))
 
 
