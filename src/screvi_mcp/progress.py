@@ -9,7 +9,7 @@ logs stay readable and short.
         for batch in batches:
             write(batch)
             progress.advance(len(batch))
-    print(format_summary("Import finished", [("new", 12), ("updated", 3)]), file=sys.stderr)
+    sys.stderr.write(format_summary("Import finished", [("new", 12), ("updated", 3)]) + "\n")
 
 A reporter is also a `(done, total)` callable, so it can be passed wherever a plain progress
 callback is expected (e.g. `local.search.attach.reindex`).

@@ -16,6 +16,11 @@ DEFAULT_MIRROR_NAME = "mirror.sqlite3"
 DEFAULT_REQUESTS_PER_MINUTE = 90
 
 
+def _tell(message: str) -> None:
+    """One line for the person at the terminal: always stderr (stdout stays the command's)."""
+    sys.stderr.write(message + "\n")
+
+
 def default_mirror_path() -> Path:
     return config.default_library_path().with_name(DEFAULT_MIRROR_NAME)
 
@@ -75,17 +80,15 @@ def run(args: argparse.Namespace) -> int:
 
     api_key = os.environ.get(config.API_KEY_ENV, "").strip()
     if not api_key:
-        print(
+        _tell(
             f"screvi-mcp sync: set {config.API_KEY_ENV} to a Screvi API key (read access is "
-            "enough); the mirror is written to --library PATH",
-            file=sys.stderr,
+            "enough); the mirror is written to --library PATH"
         )
         return 2
     if args.requests_per_minute < 1 or not 1 <= args.per_page <= MAX_PER_PAGE:
-        print(
+        _tell(
             f"screvi-mcp sync: --requests-per-minute must be at least 1 and --per-page "
-            f"between 1 and {MAX_PER_PAGE}",
-            file=sys.stderr,
+            f"between 1 and {MAX_PER_PAGE}"
         )
         return 2
     base_url = os.environ.get(config.BASE_URL_ENV, "").strip() or DEFAULT_BASE_URL
@@ -97,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         accept_new_key=args.new_key,
     )
     progress = PhaseProgress(enabled=not args.quiet)
-    print(f"screvi-mcp sync: mirroring {base_url} into {path}", file=sys.stderr)
+    _tell(f"screvi-mcp sync: mirroring {base_url} into {path}")
 
     async def sync() -> int:
         client, clock = build_client(api_key, base_url, settings)
@@ -110,19 +113,18 @@ def run(args: argparse.Namespace) -> int:
         finally:
             progress.close()
             library.close()
-        print(summary_text(summary), file=sys.stderr)
+        _tell(summary_text(summary))
         return 0 if summary.finished else 3
 
     try:
         return anyio.run(sync)
     except (MirrorMismatch, SyncBusy) as refusal:
-        print(f"screvi-mcp sync: {refusal}", file=sys.stderr)
+        _tell(f"screvi-mcp sync: {refusal}")
         return 1
     except ScreviError as error:
         # The client's errors never carry the key; the message says what to do.
-        print(
+        _tell(
             f"screvi-mcp sync: stopped: {error}. What was copied so far is kept; run again "
-            "to continue.",
-            file=sys.stderr,
+            "to continue."
         )
         return 1
