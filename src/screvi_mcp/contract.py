@@ -25,6 +25,14 @@ MAX_HIGHLIGHT_TEXT: Final = 20000
 MAX_TAG_NAME: Final = 100
 MIN_MAX_CHARS: Final = 1000
 
+# Not in the spec: an RFC 7240 preference a client sends on GET /articles/{id} when it reads
+# only the body. The spec puts every highlight of the article in each answer, so reading a long
+# article chunk by chunk would load, send and parse them all again per chunk. The embedded
+# library honours the preference (leaves `highlights` out, says so in `Preference-Applied`);
+# a server that does not know it ignores it, as RFC 7240 requires, and the client drops the
+# field itself, so the answer is the same either way.
+OMIT_HIGHLIGHTS_PREFERENCE: Final = "omit-highlights"
+
 # Search's default semantic threshold (spec, section 4: GET /search).
 DEFAULT_MIN_RELEVANCE: Final = 0.72
 

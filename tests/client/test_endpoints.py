@@ -11,6 +11,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 from client_testkit import ClientFactory, Keys
 
@@ -294,6 +295,55 @@ async def test_article_tags_and_highlights(connect: ClientFactory) -> None:
     assert [h.id for h in by_source.data] == [highlight.id]
     assert [h.id for h in article.highlights] == [highlight.id]
     assert [a.id for a in with_highlights.data] == [saved.id]
+
+
+async def test_article_body_without_highlights(connect: ClientFactory) -> None:
+    """Reading a body chunk by chunk need not carry the article's highlights each time."""
+    async with connect() as client:
+        saved = await client.save_article(ARTICLE_URL)
+        await client.create_highlight("A line from the essay", article_id=saved.id)
+        full = await client.get_article(saved.id, format="text", max_chars=1000)
+        body = await client.get_article(saved.id, format="text", max_chars=1000, highlights=False)
+    assert len(full.highlights) == 1
+    assert body.highlights == []
+    assert body.model_dump(exclude={"highlights"}) == full.model_dump(exclude={"highlights"})
+
+
+class IgnoresPreferences(httpx.AsyncBaseTransport):
+    """A server that knows no `Prefer` token, as RFC 7240 lets hosted Screvi be: the real
+    embedded library behind it never sees the header, so it sends every highlight."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.preferences: list[str | None] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.preferences.append(request.headers.get("prefer"))
+        if "prefer" in request.headers:
+            del request.headers["prefer"]
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_article_body_without_highlights_from_a_server_that_ignores_it(
+    library_path: Path,
+) -> None:
+    from screvi_mcp.local.transport import EmbeddedLibrary
+
+    library = EmbeddedLibrary(library_path)
+    await library.start()
+    server = IgnoresPreferences(library)
+    settings = {**library.client_options(), "transport": server}
+    async with ScreviClient(**settings, retry=RetryPolicy(max_retries=0)) as client:
+        saved = await client.save_article(ARTICLE_URL)
+        await client.create_highlight("A line from the essay", article_id=saved.id)
+        body = await client.get_article(saved.id, highlights=False)
+        full = await client.get_article(saved.id)
+    assert server.preferences[-2:] == ["omit-highlights", None]
+    assert body.highlights == [] and len(full.highlights) == 1
+    assert body.model_dump(exclude={"highlights"}) == full.model_dump(exclude={"highlights"})
 
 
 async def test_articles_filtered_by_save_time(connect: ClientFactory) -> None:

@@ -88,6 +88,8 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 T = TypeVar("T")
 
 _NO_BODY: Final = object()
+# Sent when only an article's body is wanted; see contract.OMIT_HIGHLIGHTS_PREFERENCE.
+_OMIT_HIGHLIGHTS: Final = {"Prefer": contract.OMIT_HIGHLIGHTS_PREFERENCE}
 _TAG_LIST = TypeAdapter(list[Tag])
 _HIGHLIGHT_LIST = TypeAdapter(list[Highlight])
 _TAGS_WITH_COUNTS = TypeAdapter(list[TagWithCounts])
@@ -262,6 +264,7 @@ class ScreviClient:
         *,
         params: Mapping[str, str] | None = None,
         json_body: Any = _NO_BODY,
+        headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
         """Send one API call, with rate limiting and the retries `retry.py` allows."""
         method = method.upper()
@@ -274,11 +277,11 @@ class ScreviClient:
             )
         left = deadline.remaining()
         if left is None:
-            return await self._send(method, path, params, json_body, None, [])
+            return await self._send(method, path, params, json_body, headers, None, [])
         sent: list[bool] = []  # whether a request left, for what the agent is told on timeout
         try:
             with anyio.fail_after(left):
-                return await self._send(method, path, params, json_body, left, sent)
+                return await self._send(method, path, params, json_body, headers, left, sent)
         except TimeoutError:
             error = ScreviTimeoutError(
                 f"{method} {path} did not finish within the call's {left:.0f} s deadline"
@@ -293,6 +296,7 @@ class ScreviClient:
         path: str,
         params: Mapping[str, str] | None,
         json_body: Any,
+        headers: Mapping[str, str] | None,
         left: float | None,
         sent: list[bool],
     ) -> httpx.Response:
@@ -325,6 +329,7 @@ class ScreviClient:
                     path,
                     params=params,
                     json=None if json_body is _NO_BODY else json_body,
+                    headers=headers,
                 )
                 response = await self._http.send(request, auth=self._auth, stream=True)
                 try:
@@ -907,21 +912,34 @@ class ScreviClient:
         format: contract.ContentFormatName | None = None,
         offset: int | None = None,
         max_chars: int | None = None,
+        highlights: bool = True,
     ) -> ArticleWithContent:
         """GET /articles/{id} with its body; page long bodies with `offset` and `max_chars`.
 
         `content` is None until `parse_state` is `parsed` (or for good when `failed`).
+        With `highlights=False` (reading the body chunk by chunk) the article's highlights
+        are neither asked for nor parsed, and the answer's `highlights` is empty.
         """
         p.check_choice("format", format, p.CONTENT_FORMATS)
         p.check_range("offset", offset, low=0)
         p.check_range("max_chars", max_chars, low=contract.MIN_MAX_CHARS)
-        response = await self._get(
+        response = await self._request(
+            "GET",
             f"articles/{p.path_id(article_id, 'article')}",
-            format=format,
-            offset=offset,
-            max_chars=max_chars,
+            params=p.query(format=format, offset=offset, max_chars=max_chars),
+            headers=None if highlights else _OMIT_HIGHLIGHTS,
         )
-        return self._model(response, ArticleWithContent)
+        if highlights:
+            return self._model(response, ArticleWithContent)
+
+        def body_only() -> ArticleWithContent:
+            data = self._data(response)
+            if isinstance(data, dict):
+                # A server that ignored the preference sent them anyway: skip parsing them.
+                data = {name: value for name, value in data.items() if name != "highlights"}
+            return ArticleWithContent.model_validate(data)
+
+        return _validate(response, body_only)
 
     async def update_article(
         self,

@@ -39,6 +39,8 @@ class Call:
     key: ApiKey
     root_url: str
     state: Any = None  # the app's state, for handlers that need services (search, fetcher)
+    # RFC 7240 `Prefer` tokens the client sent (lower case, parameters dropped).
+    preferences: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -105,6 +107,18 @@ def _check_account(state: Any) -> None:
         state.rate_limiter.per_minute = read_limit()
 
 
+def preferences(request: Request) -> frozenset[str]:
+    """The preference tokens of every `Prefer` header (RFC 7240: `token[=value][; param]`,
+    comma-separated); unknown ones are for the handler to ignore."""
+    tokens: set[str] = set()
+    for header in request.headers.getlist("prefer"):
+        for item in header.split(","):
+            token = item.split(";", 1)[0].split("=", 1)[0].strip().lower()
+            if token:
+                tokens.add(token)
+    return frozenset(tokens)
+
+
 def endpoint(
     handler: Handler | None = None,
     *,
@@ -147,6 +161,7 @@ def endpoint(
                 key=key,
                 root_url=root_url(request),
                 state=state,
+                preferences=preferences(request),
             )
             if async_handler is not None:
                 reply = await async_handler(call)

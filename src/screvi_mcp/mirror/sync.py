@@ -506,6 +506,7 @@ async def _read_body(run: _Run, article_id: str, wanted: str) -> tuple[dict[str,
             format=wanted,  # type: ignore[arg-type]
             offset=offset or None,
             max_chars=run.settings.body_chunk_chars,
+            highlights=False,  # the mirror takes highlights from GET /highlights
         )
         if first is None:
             first = article.model_dump(mode="json")

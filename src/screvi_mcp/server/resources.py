@@ -79,6 +79,6 @@ def register(mcp: MCPServer, backend: Backend) -> None:
             backend.client(ctx.headers) as client,
         ):
             item = await client.get_article(
-                article_id, format="text", max_chars=ARTICLE_RESOURCE_CHARS
+                article_id, format="text", max_chars=ARTICLE_RESOURCE_CHARS, highlights=False
             )
         return render.article_chunk(item)

@@ -311,6 +311,26 @@ async def test_get_with_content_shape(api: Api) -> None:
     assert text.json()["data"]["content_length"] == len("plain\n\ntext")
 
 
+async def test_get_without_highlights_when_preferred(api: Api) -> None:
+    """`Prefer: omit-highlights` (our RFC 7240 extension) leaves the field out and says so;
+    other preference tokens beside it, or alone, change nothing."""
+    article_id = api.article(content_html="<p>body</p>", content_text="body")
+    await api.highlight("quote", article_id=article_id)
+    full = await api.get(f"/articles/{article_id}")
+    omitted = await api.get(
+        f"/articles/{article_id}", headers={"Prefer": "respond-async, Omit-Highlights; x=1"}
+    )
+    unrelated = await api.get(f"/articles/{article_id}", headers={"Prefer": "return=minimal"})
+    assert omitted.status_code == 200
+    assert omitted.headers["Preference-Applied"] == "omit-highlights"
+    assert "Preference-Applied" not in full.headers
+    assert set(omitted.json()["data"]) == ARTICLE_FIELDS | CONTENT_FIELDS - {"highlights"}
+    without = dict(full.json()["data"])
+    assert len(without.pop("highlights")) == 1
+    assert omitted.json()["data"] == without
+    assert unrelated.json()["data"] == full.json()["data"]
+
+
 async def test_get_content_chunks(asgi_api: Api) -> None:
     body = "".join(chr(ord("a") + i % 26) for i in range(2500))
     article_id = asgi_api.article(content_html=body, content_text=body.upper())

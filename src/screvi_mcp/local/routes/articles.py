@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
+from screvi_mcp import contract
 from screvi_mcp.contract import DEFAULT_PER_PAGE, MAX_PER_PAGE
 from screvi_mcp.local.bodies import ArticleCreate, ArticleUpdate, TagsBody, parse_body
 from screvi_mcp.local.errors import validation_failed
@@ -60,6 +61,7 @@ async def save_article(call: Call) -> Reply:
 
 def get_article(call: Call) -> Reply:
     params = call.params
+    omit_highlights = contract.OMIT_HIGHLIGHTS_PREFERENCE in call.preferences
     article = articles.get_with_content(
         call.library.connection(),
         call.path["id"],
@@ -67,7 +69,13 @@ def get_article(call: Call) -> Reply:
         content_format=params.choice("format", ["html", "text"], default="html") or "html",
         start=params.integer("offset", default=0, minimum=0) or 0,
         max_chars=params.integer("max_chars", minimum=1000),
+        with_highlights=not omit_highlights,
     )
+    if omit_highlights:
+        return Reply(
+            {"data": article},
+            headers={"Preference-Applied": contract.OMIT_HIGHLIGHTS_PREFERENCE},
+        )
     return Reply({"data": article})
 
 

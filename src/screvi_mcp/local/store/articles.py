@@ -138,7 +138,10 @@ def get_with_content(
     content_format: str = "html",
     start: int = 0,
     max_chars: int | None = None,
+    with_highlights: bool = True,
 ) -> dict[str, Any]:
+    """GET /articles/{id}'s answer. Without `with_highlights` the `highlights` field is left
+    out (not emptied): the caller asked for the body alone and must not read "none"."""
     row = _row(conn, article_id)
     article = wire.articles(conn, [row], root_url=root_url)[0]
     html, text = row["content_html"], row["content_text"]
@@ -148,11 +151,6 @@ def get_with_content(
         served, body = ("text", text) if text is not None else ("html", html)
     else:
         served, body = ("html", html) if html is not None else ("text", text)
-    highlight_rows = conn.execute(
-        f"{wire.HIGHLIGHT_SELECT} WHERE h.source_id = ? AND h.deleted_at IS NULL "
-        "ORDER BY coalesce(h.location, 1e18), h.created_at",
-        (row["id"],),
-    ).fetchall()
     article.update(
         {
             "content_format": served if body is not None else content_format,
@@ -166,9 +164,15 @@ def get_with_content(
             "completed_reading_at": row["completed_reading_at"],
             "summary": row["summary"],
             "transcript": wire.json_or_none(row["transcript"]),
-            "highlights": wire.highlights(conn, highlight_rows),
         }
     )
+    if with_highlights:
+        highlight_rows = conn.execute(
+            f"{wire.HIGHLIGHT_SELECT} WHERE h.source_id = ? AND h.deleted_at IS NULL "
+            "ORDER BY coalesce(h.location, 1e18), h.created_at",
+            (row["id"],),
+        ).fetchall()
+        article["highlights"] = wire.highlights(conn, highlight_rows)
     return article
 
 

@@ -125,7 +125,7 @@ async def _wait_for_parse(
         )
         await anyio.sleep(POLL_INTERVAL_SECONDS)
         async with backend.call(ctx, f"Article {article_id}") as client:
-            article = await client.get_article(article_id, max_chars=1000)
+            article = await client.get_article(article_id, max_chars=1000, highlights=False)
         state = article.parse_state
         if state in (ParseState.parsed, ParseState.failed):
             await ctx.report_progress(budget, budget, f"article {article_id}: {state.value}")
@@ -156,7 +156,7 @@ async def read_article(
     ends and the offset to continue from; stop when it says the article ends."""
     async with backend.call(ctx, f"Article {article_id}") as client:
         article = await client.get_article(
-            article_id, format=format, offset=offset, max_chars=max_chars
+            article_id, format=format, offset=offset, max_chars=max_chars, highlights=False
         )
     return render.article_chunk(article)
 
