@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from screvi_mcp.server.backend import embedded_client
+from screvi_mcp.embedded import embedded_client
 
 
 @dataclass(frozen=True)

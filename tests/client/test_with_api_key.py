@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from screvi_mcp.client import InsufficientScopeError, InvalidApiKeyError
+from screvi_mcp.embedded import embedded_client
 from screvi_mcp.local import keys
 from screvi_mcp.local.library import Library
-from screvi_mcp.server.backend import embedded_client
 
 
 async def test_embedded_client_for_another_key_shares_the_running_app(tmp_path: Path) -> None:

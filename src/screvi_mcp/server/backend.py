@@ -25,6 +25,7 @@ from screvi_mcp.client import ScreviClient
 from screvi_mcp.client.deadline import DEFAULT_CALL_DEADLINE, call_deadline
 from screvi_mcp.client.ratelimit import DEFAULT_MAX_RATE_WAIT, share_key
 from screvi_mcp.contract import HOSTED_BASE_URL, SCOPED_KEY_PREFIX
+from screvi_mcp.embedded import embedded_client
 from screvi_mcp.server.errors import tool_errors
 
 log = logging.getLogger("screvi_mcp.server")
@@ -71,31 +72,6 @@ class BackendConfig:
         if self.hosted:
             return f"hosted Screvi API at {self.base_url or HOSTED_BASE_URL}"
         return f"embedded library at {self.library_path}"
-
-
-async def embedded_client(
-    library_path: str | Path,
-    *,
-    api_key: str | None = None,
-    server_rate_limit_per_minute: int | None = None,
-    **options: Any,
-) -> ScreviClient:
-    """A started client of the embedded library at `library_path`, served in-process.
-
-    The library's transport is started here (opening the file once); the client owns it, so
-    closing the client ends the app. It sends the library's embedded key unless `api_key`
-    is given, and its limiter stays under the library's own rate setting.
-    """
-    # Imported here: the hosted path must not load the embedded library's dependencies.
-    from screvi_mcp.local.transport import EmbeddedLibrary
-
-    library = EmbeddedLibrary(library_path, rate_limit_per_minute=server_rate_limit_per_minute)
-    await library.start()
-    try:
-        return ScreviClient(**{**library.client_options(api_key), **options})
-    except BaseException:
-        await library.aclose()
-        raise
 
 
 def _session_key(ctx: Context) -> str:

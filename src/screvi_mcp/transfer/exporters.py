@@ -27,6 +27,7 @@ from typing import Any
 
 import anyio
 
+from screvi_mcp.embedded import embedded_client
 from screvi_mcp.local import clock
 from screvi_mcp.models import Highlight, Source
 from screvi_mcp.progress import ProgressReporter
@@ -64,17 +65,8 @@ class LibraryDump:
 
 
 async def read_library(library_path: Path, progress: ProgressReporter | None = None) -> LibraryDump:
-    from screvi_mcp.client import ScreviClient
-    from screvi_mcp.local.transport import EmbeddedLibrary
-
     highlights: list[Highlight] = []
-    transport = EmbeddedLibrary(library_path, rate_limit_per_minute=EXPORT_RATE_LIMIT)
-    await transport.start()
-    try:
-        client = ScreviClient(**transport.client_options())
-    except BaseException:
-        await transport.aclose()
-        raise
+    client = await embedded_client(library_path, server_rate_limit_per_minute=EXPORT_RATE_LIMIT)
     async with client:  # the client owns the transport: closing it ends the app
         sources = [
             source
