@@ -2,22 +2,27 @@
 
     .venv/bin/python tests/local/search/fit_parameters.py
 
-Prints, for a grid of per-hit floors and query gates (raw cosines of the default model),
-hybrid top-3, MRR and the share of negatives returning nothing, and the pair chosen by the
-rule below. The chosen values are written into `calibration.MINILM` by hand, with the
-figures in docs/search.md.
+Prints, for a grid of per-hit floors, query gates (raw cosines of the default model) and
+judge thresholds for the uncertain band below the gate (query_gate.py; the band starts at
+`calibration.MINILM.uncertain_from`), hybrid top-3, MRR and the share of negatives returning
+nothing, and the setting chosen by the rule below. The chosen values are written into
+`calibration.MINILM` and `judge.MINILM_JUDGE` by hand, with the figures in docs/search.md.
 
 Rule: maximise top-3 + MRR + 2 x (share of negatives returning nothing). Returning nothing
-for a question the library cannot answer counts as much as finding a paraphrase. Among pairs
-within 0.005 of the best objective, the strictest floor wins, then the strictest gate (fewer
+for a question the library cannot answer counts as much as finding a paraphrase. Among
+settings within 0.005 of the best objective, the one that finds the most of all relevant
+highlights in the first 10 results wins (the floor's whole purpose: the measures above see
+only the first relevant hit), then the strictest floor, gate and judge threshold (fewer
 noise hits in the results, which these measures do not see).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,36 +34,101 @@ from screvi_mcp.local.search.registry import semantic_index_for
 
 FLOORS = [0.18, 0.20, 0.22, 0.24, 0.26, 0.28, 0.30, 0.33]
 GATES = [0.30, 0.32, 0.34, 0.35, 0.36, 0.37, 0.38, 0.40, 0.42]
+# 1.01: the judge never admits a query below the gate (the cosine gate alone).
+GATE_JUDGE_THRESHOLDS = [0.15, 0.2, 0.25, 0.3, 0.35, 0.5, 1.01]
+RECALL_DEPTH = 10
 
 
 def with_thresholds(floor: float, gate: float) -> Calibration:
     return dataclasses.replace(MINILM, raw=(0.0, floor, 0.80, 1.0), gate=gate)
 
 
-def fit(labelled: LabelledLibrary, half: str = "tuning") -> tuple[float, float]:
+def recall(labelled: LabelledLibrary, queries: list[Any]) -> float:
+    """Share of all relevant highlights found in the first RECALL_DEPTH results, averaged."""
+    found = [
+        len(set(labelled.hybrid(q.q)[:RECALL_DEPTH]) & set(q.relevant)) / len(q.relevant)
+        for q in queries
+    ]
+    return sum(found) / len(found)
+
+
+def fit(labelled: LabelledLibrary, half: str = "tuning") -> tuple[float, float, float]:
     index = semantic_index_for(labelled.library)
     assert index is not None
     original = index.calibration  # type: ignore[attr-defined]
+    verifier = index.verifier  # type: ignore[attr-defined]
+    original_gate_threshold = verifier.gate_threshold
     queries, negatives = QUERIES_BY_HALF[half], NEGATIVES_BY_HALF[half]
-    results: list[tuple[float, float, float]] = []
+    results: list[tuple[float, float, float, float, float]] = []
+    with _memoised_sides(index):
+        try:
+            for floor in FLOORS:
+                for gate in GATES:
+                    if gate < floor:
+                        continue
+                    index.calibration = with_thresholds(floor, gate)  # type: ignore[attr-defined]
+                    for judged in GATE_JUDGE_THRESHOLDS:
+                        verifier.gate_threshold = judged
+                        s = score(labelled.hybrid, queries)
+                        empty = sum(not labelled.hybrid(q) for q, _ in negatives) / len(negatives)
+                        objective = s.top3 + s.mrr + 2 * empty
+                        print(f"floor {floor:.2f} gate {gate:.2f} judge {judged:.2f}:"
+                              f" top-3 {s.top3:.3f} MRR {s.mrr:.3f} negatives empty"
+                              f" {empty:.2f}  objective {objective:.3f}")
+                        results.append((objective, 0.0, floor, gate, judged))
+            top = max(r[0] for r in results)
+            near = []
+            for objective, _, floor, gate, judged in results:
+                if objective >= top - 0.005:
+                    index.calibration = with_thresholds(floor, gate)  # type: ignore[attr-defined]
+                    verifier.gate_threshold = judged
+                    near.append((objective, recall(labelled, queries), floor, gate, judged))
+        finally:
+            index.calibration = original  # type: ignore[attr-defined]
+            verifier.gate_threshold = original_gate_threshold
+    best = max(near, key=lambda r: (round(r[1], 3), r[2], r[3], r[4]))
+    print(f"chosen: floor {best[2]:.2f}, gate {best[3]:.2f}, judge in the band {best[4]:.2f}"
+          f" (objective {best[0]:.3f}, recall@{RECALL_DEPTH} {best[1]:.3f})")
+    return best[2], best[3], best[4]
+
+
+@contextlib.contextmanager
+def _memoised_sides(index: Any) -> Iterator[None]:
+    """The keyword side, the named-source side and the judge do not depend on the
+    thresholds being fitted: compute each once per query, so the grid runs in minutes."""
+    from screvi_mcp.local.search import engine
+
+    keyword, named, real_verify = engine.keyword_ranking, engine.named_source_side, index.verify
+    keyword_memo: dict[Any, Any] = {}
+    named_memo: dict[Any, Any] = {}
+    verify_memo: dict[Any, Any] = {}
+
+    def memo_keyword(conn: Any, text: str, filters: Any, limit: int) -> Any:
+        key = (text, filters, limit)
+        if key not in keyword_memo:
+            keyword_memo[key] = keyword(conn, text, filters, limit)
+        return keyword_memo[key]
+
+    def memo_named(library: Any, query: Any) -> Any:
+        if query not in named_memo:
+            named_memo[query] = named(library, query)
+        return named_memo[query]
+
+    def memo_verify(conn: Any, text: str, matches: list[Any]) -> Any:
+        key = (text, tuple(m.seq for m in matches))
+        if key not in verify_memo:
+            verify_memo[key] = real_verify(conn, text, matches)
+        return verify_memo[key]
+
+    engine.keyword_ranking = memo_keyword  # type: ignore[assignment]
+    engine.named_source_side = memo_named  # type: ignore[assignment]
+    index.verify = memo_verify
     try:
-        for floor in FLOORS:
-            for gate in GATES:
-                if gate < floor:
-                    continue
-                index.calibration = with_thresholds(floor, gate)  # type: ignore[attr-defined]
-                s = score(labelled.hybrid, queries)
-                empty = sum(not labelled.hybrid(q) for q, _ in negatives) / len(negatives)
-                objective = s.top3 + s.mrr + 2 * empty
-                print(f"floor {floor:.2f} gate {gate:.2f}: top-3 {s.top3:.3f} MRR {s.mrr:.3f}"
-                      f" negatives empty {empty:.2f}  objective {objective:.3f}")
-                results.append((objective, floor, gate))
+        yield
     finally:
-        index.calibration = original  # type: ignore[attr-defined]
-    top = max(objective for objective, _, _ in results)
-    best = max((r for r in results if r[0] >= top - 0.005), key=lambda r: (r[1], r[2]))
-    print(f"chosen: floor {best[1]:.2f}, gate {best[2]:.2f}")
-    return best[1], best[2]
+        engine.keyword_ranking = keyword  # type: ignore[assignment]
+        engine.named_source_side = named  # type: ignore[assignment]
+        del index.verify
 
 
 def fit_judge(labelled: LabelledLibrary, half: str = "tuning") -> None:

@@ -64,6 +64,25 @@ def test_named_source_detection(library: Library, rows: LibraryRows) -> None:
     assert found is not None and found.name_word in {"field", "notes"}
 
 
+def test_a_whole_title_typed_in_lower_case_names_its_source(
+    library: Library, rows: LibraryRows
+) -> None:
+    from screvi_mcp.local.search.named_sources import named_source
+
+    rows.source("Walden", "book", "Henry David Thoreau")
+    rows.source("Self-Reliance", "book", "Ralph Waldo Emerson")
+    rows.source("Version Control Field Notes", "article", "Tamsin Okafor-Lunde")
+    conn = library.connection()
+    found = named_source(conn, "walden on the price of things")
+    assert found is not None and found.name_word == "walden"
+    assert found.topic == "on the price of things"
+    found = named_source(conn, "self-reliance on conformity")
+    assert found is not None and found.name_word in {"self", "reliance"}
+    # One lower-case word of a longer title is still a topic word.
+    assert named_source(conn, "things outside my control") is None
+    assert named_source(conn, "field notes on merging") is None
+
+
 def test_a_named_author_ranks_their_matching_highlight_first(
     semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,3 +200,62 @@ def test_the_gate_is_what_empties_a_near_miss(
     no_gate = dataclasses.replace(index.calibration, gate=-1.0)  # type: ignore[union-attr]
     monkeypatch.setattr(index, "calibration", no_gate)
     assert seqs(semantic_library, q) != []  # the per-hit floor alone lets the roses in
+
+
+# --- just below the gate, the judge decides ----------------------------------------------------
+
+_DISCIPLINE = (
+    "People who seem disciplined mostly arrange their surroundings so temptation never shows "
+    "up; the biscuits are simply not in the house."
+)
+
+
+def test_the_judge_admits_a_paraphrase_whose_best_cosine_misses_the_gate(
+    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from screvi_mcp.local.search.engine import semantic_side
+    from screvi_mcp.local.search.registry import semantic_index_for
+
+    answer = rows.highlight(_DISCIPLINE)
+    rows.highlight("Water tomatoes at the base in the morning; wet leaves invite blight.")
+    rows.highlight("Pay the minimum on every loan and the most on the dearest one.")
+    q = "self-control is mostly about designing your surroundings"
+    index = semantic_index_for(semantic_library)
+    assert index is not None
+    calibration = index.calibration  # type: ignore[attr-defined]
+    matches = index.semantic_ranking(semantic_library.connection(), q, SearchQuery(q=q).filters(),
+                                     0.0, 5)
+    # The paraphrase's best cosine (about 0.35) is below the gate, inside the uncertain band.
+    assert calibration.uncertain_from <= matches[0].cosine < calibration.gate
+    assert [m.seq for m in semantic_side(semantic_library, SearchQuery(q=q))][:1] == [answer]
+    assert seqs(semantic_library, q)[:1] == [answer]
+    cosine_gate_only = dataclasses.replace(calibration, uncertain_from=None)
+    monkeypatch.setattr(index, "calibration", cosine_gate_only)
+    assert seqs(semantic_library, q) == []  # without the judge the gate hides it
+
+
+def test_the_judge_in_the_band_still_empties_a_near_miss(
+    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.local.search.registry import semantic_index_for
+
+    rows.highlight("Hedges are best trimmed after the birds have finished nesting.")
+    rows.highlight("Cherry blossom lasts barely a week in April.")
+    rows.highlight("Water tomatoes at the base in the morning; wet leaves invite blight.")
+    q = "pruning apple trees in summer"
+    index = semantic_index_for(semantic_library)
+    assert index is not None
+    judged: list[float] = []
+    real = index.verify
+
+    def spy(conn: object, text: str, matches: list[object]) -> dict[int, float]:
+        result = real(conn, text, matches)  # type: ignore[arg-type]
+        judged.extend(result.values())
+        return result
+
+    monkeypatch.setattr(index, "verify", spy)
+    assert seqs(semantic_library, q) == []
+    # The best cosine was in the band, so the judge read the best few and found none relevant.
+    assert judged and max(judged) < index.verifier.gate_threshold  # type: ignore[attr-defined]

@@ -168,3 +168,27 @@ def test_opening_again_embeds_nothing(
         assert embedded == []
     finally:
         detach_semantic_index(library)
+
+
+def test_verify_keeps_semantic_matches_beyond_those_it_judged(
+    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.local.search import index as index_module
+
+    for text in (
+        SLEEP,
+        "A cool, dark bedroom helps most people sleep through the night.",
+        "Screens before bed push back the time you feel sleepy.",
+    ):
+        rows.highlight(text)
+    q = "ways to get better slumber"  # no shared word: all three are semantic-only
+    unverified = hits_for(semantic_library, q, min_relevance=0.0)
+    assert len(unverified) == 3
+    monkeypatch.setattr(index_module, "VERIFY_LIMIT", 1)  # judge the best match only
+    verified = hits_for(semantic_library, q, min_relevance=0.0, verify=True)
+    judged = [h for h in verified if h.verified_relevance is not None]
+    assert [h.seq for h in judged] == [unverified[0].seq]
+    # Nothing judged the other two off-topic, so they stay, unjudged (spec: verify drops
+    # matches a relevance model judges off-topic).
+    assert {h.seq for h in verified} == {h.seq for h in unverified}
+    assert all(h.verified_relevance is None for h in verified if h.seq != unverified[0].seq)

@@ -44,6 +44,9 @@ class Calibration:
     verifier_midpoint: float
     verifier_slope: float
     gate: float = -1.0
+    # Below the gate and at or above this best cosine, the verify judge decides whether the
+    # query gets semantic hits (query_gate.py); None: the cosine gate alone decides.
+    uncertain_from: float | None = None
 
     def __post_init__(self) -> None:
         if len(self.raw) != len(self.calibrated) or len(self.raw) < 2:
@@ -76,6 +79,14 @@ class Calibration:
         """
         return min_relevance < DEFAULT_MIN_RELEVANCE or best_cosine >= self.gate
 
+    def in_uncertain_band(self, best_cosine: float, min_relevance: float) -> bool:
+        """Whether a query that missed the gate is close enough to it for a second opinion."""
+        return (
+            self.uncertain_from is not None
+            and min_relevance >= DEFAULT_MIN_RELEVANCE
+            and self.uncertain_from <= best_cosine < self.gate
+        )
+
     def probability(self, cosine: float) -> float:
         """The default verifier's probability that a match is about the query."""
         return 1.0 / (1.0 + math.exp(-self.verifier_slope * (cosine - self.verifier_midpoint)))
@@ -83,16 +94,18 @@ class Calibration:
 
 # all-MiniLM-L6-v2 (int8), fitted on the TUNING half of the labelled set in tests/local/search
 # by fit_parameters.py (held-out figures in docs/search.md). The gate (best match of a query
-# below raw 0.37: no semantic hits) is what keeps negatives empty; the per-hit floor, raw
-# 0.26 <-> similarity 0.72, lets a query that passed the gate keep its weaker paraphrase
-# matches. The verifier curve is the old in-sample logistic fit on the raw cosine, used only
-# by a model without a judge of its own.
+# below raw 0.40: no semantic hits, unless the judge vouches for one of its best matches when
+# the best is 0.28 or more) is what keeps negatives empty; the per-hit floor, raw 0.20 <->
+# similarity 0.72, lets a query that passed the gate keep its weaker paraphrase matches. The
+# verifier curve is the old in-sample logistic fit on the raw cosine, used only by a model
+# without a judge of its own.
 MINILM = Calibration(
-    raw=(0.0, 0.26, 0.80, 1.0),
+    raw=(0.0, 0.20, 0.80, 1.0),
     calibrated=(0.0, 0.72, 0.97, 1.0),
     verifier_midpoint=0.37,
     verifier_slope=25.0,
-    gate=0.37,
+    gate=0.40,
+    uncertain_from=0.28,
 )
 
 # A model we know nothing about: similarity is its raw cosine, the verifier a soft step at

@@ -22,6 +22,7 @@ from screvi_mcp.local.search.fusion import (
 )
 from screvi_mcp.local.search.keyword import keyword_ranking
 from screvi_mcp.local.search.named_sources import named_source
+from screvi_mcp.local.search.query_gate import judge_admits
 from screvi_mcp.local.search.registry import semantic_index_for
 
 log = logging.getLogger("screvi_mcp.local.search")
@@ -119,7 +120,12 @@ def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     )
     # Relevance is decided per query first: if even the best match is weak, the library
     # holds nothing about this query, and the per-hit floor alone would let noise through.
-    if matches and not index.passes_gate(matches[0].cosine, min_relevance):
+    # Just below the gate the cosine cannot tell, and the judge decides (query_gate.py).
+    if (
+        matches
+        and not index.passes_gate(matches[0].cosine, min_relevance)
+        and not judge_admits(index, library.connection(), text, matches, min_relevance)
+    ):
         return []
     return matches
 
@@ -147,7 +153,9 @@ def _kept_after_verify(hit: FusedHit, verified: dict[int, float], threshold: flo
     if hit.keyword_rank is not None:
         return True  # keyword matches are always kept (spec)
     probability = verified.get(hit.seq)
-    return probability is not None and probability >= threshold
+    # Only matches the verifier judged off-topic are dropped (spec); those beyond the judged
+    # best VERIFY_LIMIT stay, unjudged, rather than cost recall.
+    return probability is None or probability >= threshold
 
 
 def _to_hit(hit: FusedHit, verified: dict[int, float]) -> SearchHit:

@@ -39,8 +39,9 @@ EMBED_CHUNK = 256
 # few enough that a crash strands little behind its lease.
 QUEUE_CLAIM = 128
 # With verify=true, only this many of the best semantic matches are judged (the judge or a
-# cross-encoder runs a model over each pair); semantic-only matches beyond them are dropped.
-VERIFY_LIMIT = 50
+# cross-encoder runs a model over each pair): the spec's "about 0.5 s". Semantic-only matches
+# beyond them are kept, unjudged (verified_relevance null): nothing judged them off-topic.
+VERIFY_LIMIT = 20
 _QUERY_CACHE_SIZE = 256
 # How many embedding writes the shared change log keeps. A process that has not searched
 # for longer than that many writes reloads every vector instead of the changed ones.
@@ -91,6 +92,12 @@ class SemanticIndex:
 
     def passes_gate(self, best_cosine: float, min_relevance: float) -> bool:
         return self.calibration.passes_gate(best_cosine, min_relevance)
+
+    def gate_judge_threshold(self, best_cosine: float, min_relevance: float) -> float | None:
+        """The judge probability a query below the gate needs (query_gate.py), or None."""
+        if not self.calibration.in_uncertain_band(best_cosine, min_relevance):
+            return None
+        return self.verifier.gate_threshold
 
     def load(self) -> None:
         """Fill the matrix from stored vectors: no embedding happens here."""

@@ -43,11 +43,15 @@ class JudgeWeights:
     # among candidates (4% on the labelled set), so a calibrated probability of a correct
     # paraphrase is often well under 0.5; the cut is fitted on the tuning half.
     threshold: float = 0.5
+    # A query whose best cosine is in the calibration's uncertain band keeps its semantic
+    # hits when one of its best few matches is judged at least this (query_gate.py).
+    gate_threshold: float | None = None
 
 
-# Fitted on the tuning half (fit_parameters.py --judge); see docs/search.md.
+# Fitted on the tuning half (fit_parameters.py --judge, then fit_parameters.py for the two
+# thresholds); see docs/search.md.
 MINILM_JUDGE = JudgeWeights(
-    bias=-4.91, weights=(4.96, 4.48, 1.57, 13.28), threshold=0.2
+    bias=-5.10, weights=(5.51, 4.65, 0.94, 12.88), threshold=0.2, gate_threshold=0.2
 )
 
 
@@ -56,6 +60,7 @@ class JudgeVerifier:
         self.embedder = embedder
         self.weights = weights
         self.threshold = weights.threshold
+        self.gate_threshold = weights.gate_threshold
 
     def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
         if not passages:

@@ -8,7 +8,8 @@ embedded). So search finds the source the question names, embeds the question wi
 name, and ranks that source's best matches for the rest first (engine.py).
 
 A query word names a source when it is a word of the source's author (or of its title,
-typed with a capital) *and* is rare in highlight text: "time" is a word of the title
+typed with a capital, or typed in any case when the query holds the whole title: "walden",
+"self-reliance") *and* is rare in highlight text: "time" is a word of the title
 "Flour, Water, Time" but it is a topic word, not a name.
 """
 
@@ -40,10 +41,11 @@ class NamedSource:
 
 def named_source(conn: sqlite3.Connection, text: str) -> NamedSource | None:
     """The source `text` names by an author word, or by a title word written with a
-    capital, if the query also asks about something else.
+    capital or as part of the whole title, if the query also asks about something else.
 
-    A lower-case title word is too often a topic word ("things outside my control" is not
-    about "Version Control Field Notes"); author names are rare words in any case.
+    A lone lower-case word of a longer title is too often a topic word ("things outside my
+    control" is not about "Version Control Field Notes"); a whole title typed in lower case
+    ("walden on simplicity") is a name; author names are rare words in any case.
     """
     typed = {w.lower(): w for w in WORD.findall(text)}
     query_words = words(text)
@@ -54,9 +56,14 @@ def named_source(conn: sqlite3.Connection, text: str) -> NamedSource | None:
         return None  # a bare name, or a bare topic: the keyword side answers those
     for name, author in _sources_mentioning(conn, candidates):
         author_words, title_words = set(words(author or "")), set(words(name or ""))
+        whole_title = bool(title_words - STOPWORDS) and (title_words - STOPWORDS) <= set(
+            query_words
+        )
         for word in candidates:
             by_author = word in author_words
-            by_title = word in title_words and typed.get(word, word)[:1].isupper()
+            by_title = word in title_words and (
+                whole_title or typed.get(word, word)[:1].isupper()
+            )
             if not (by_author or by_title) or not _is_rare_in_text(conn, word):
                 continue
             own = author_words | title_words

@@ -22,6 +22,8 @@ class SemanticSide(Protocol):
 
     def passes_gate(self, best_cosine: float, min_relevance: float) -> bool: ...
 
+    def gate_judge_threshold(self, best_cosine: float, min_relevance: float) -> float | None: ...
+
     def semantic_ranking(
         self,
         conn: sqlite3.Connection,

@@ -40,6 +40,9 @@ _BATCH = 16
 class Verifier(Protocol):
     # Semantic-only matches judged below this are dropped.
     threshold: float
+    # A query in the calibration's uncertain band keeps its semantic hits when one of its best
+    # matches is judged at least this (query_gate.py); None: this verifier was not fitted for it.
+    gate_threshold: float | None
 
     def probabilities(
         self, query: str, passages: list[str], cosines: list[float]
@@ -50,6 +53,7 @@ class CosineVerifier:
     def __init__(self, calibration: Calibration) -> None:
         self.calibration = calibration
         self.threshold = VERIFY_THRESHOLD
+        self.gate_threshold: float | None = None  # no evidence beyond the cosine gate's own
 
     def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
         return [self.calibration.probability(cosine) for cosine in cosines]
@@ -67,6 +71,8 @@ class CrossEncoderVerifier:
         self._session = cpu_session(model_path)
         self._inputs = {node.name for node in self._session.get_inputs()}
         self.threshold = VERIFY_THRESHOLD
+        # Its probabilities were never fitted against the MiniLM band: the gate stays cosine.
+        self.gate_threshold: float | None = None
 
     def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
         result: list[float] = []
