@@ -254,6 +254,35 @@ def judge_report(labelled: LabelledLibrary, half: str) -> str:
     return "\n".join(lines)
 
 
+def verified_hits_reliability(labelled: LabelledLibrary, half: str) -> str:
+    """Calibration where an agent sees it: the hits `verify=true` returns with a probability.
+
+    Every query of the half (negatives included) is searched as a client would with
+    `verify=true`; each returned hit that carries a `verified_relevance` is one row.
+    """
+    rows: list[tuple[float, bool]] = []
+    questions = [(q.q, set(q.relevant)) for q in QUERIES_BY_HALF[half]]
+    questions += [(q, set()) for q, _ in NEGATIVES_BY_HALF[half]]
+    for text, relevant in questions:
+        hits, _ = search(labelled.library, SearchQuery(q=text, per_page=DEPTH, verify=True))
+        rows += [
+            (hit.verified_relevance, labelled.key_of[hit.seq] in relevant)
+            for hit in hits
+            if hit.verified_relevance is not None
+        ]
+    lines = [
+        f"verified hits, {half} half: {len(rows)} hits with a probability,"
+        f" {sum(r for _, r in rows)} relevant",
+        "  verified_relevance  hits  share relevant",
+    ]
+    edges = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0001]
+    for low, high in itertools.pairwise(edges):
+        inside = [relevant for p, relevant in rows if low <= p < high]
+        share = f"{sum(inside) / len(inside):.2f}" if inside else "-"
+        lines.append(f"  {f'{low:.1f}-{min(high, 1.0):.1f}':18s}  {len(inside):>4d}  {share:>14s}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--half", choices=[*HALVES, "both"], default="heldout")
@@ -262,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         for half in HALVES if args.half == "both" else (args.half,):
             print(evaluate(labelled, half).render())
             print(judge_report(labelled, half))
+            print(verified_hits_reliability(labelled, half))
     return 0
 
 

@@ -89,21 +89,23 @@ class Embedder:
     def token_vectors(self, texts: list[str]) -> list[tuple[list[str], Vectors]]:
         """Each text's word-piece tokens and their L2-normalised contextual vectors, from the
         first window, without [CLS]/[SEP]: what the relevance judge compares token by token."""
-        result: list[tuple[list[str], Vectors]] = []
         encodings = self._tokenizer.encode_batch(texts)
-        for start in range(0, len(encodings), BATCH_SIZE):
-            batch = encodings[start : start + BATCH_SIZE]
+        result: list[tuple[list[str], Vectors] | None] = [None] * len(encodings)
+        # Padded batches of similar length, as in `embed`: verify judges 20 highlights of
+        # any length, and padding short ones to the longest wasted about half the work.
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        for chunk in _length_batches(order, [len(encodings[i].ids) for i in order]):
+            batch = [encodings[i] for i in chunk]
             outputs, mask = self._run(batch)
             if outputs.ndim != 3:
                 raise EmbeddingModelError("this model gives no token-level outputs")
-            for row, encoding in enumerate(batch):
+            for row, (index, encoding) in enumerate(zip(chunk, batch, strict=True)):
                 n = int(mask[row].sum())
                 vectors = outputs[row, 1 : n - 1]
                 norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-                result.append(
-                    (list(encoding.tokens[1 : n - 1]), vectors / np.maximum(norms, 1e-12))
-                )
-        return result
+                tokens = list(encoding.tokens[1 : n - 1])
+                result[index] = (tokens, vectors / np.maximum(norms, 1e-12))
+        return [item for item in result if item is not None]
 
     def _run(self, encodings: list[Encoding]) -> tuple[Vectors, npt.NDArray[np.int64]]:
         """The model's raw output for a padded batch, and the attention mask."""

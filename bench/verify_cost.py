@@ -1,0 +1,124 @@
+"""What the verify judge costs: `verify=true` on 20 matches, and the judge's second opinion
+for queries whose best cosine falls just below the gate (5 matches), against a plain search
+measured in the same run.
+
+    python -m bench.verify_cost [--size 2000] [--queries 40] [--tiny]
+
+On a generated library (bench/corpus.py, cached in bench/.cache), for each query:
+
+1. a plain search at the defaults (the baseline);
+2. the same search with `verify=true` and `min_relevance=0`, so that a full 20 semantic
+   matches are judged (the spec budgets "about 0.5 s" for verify);
+3. the judge alone over the query's best GATE_JUDGED matches, the work a query in the
+   uncertain band adds to a search (query_gate.py);
+4. the plain search again with the cosine gate alone (no judge in the band), and the share of
+   queries whose best cosine fell in the band: what the judge adds to search's p50.
+
+Wall time is inflated by whatever else runs on the machine; CPU time (this process) is given
+beside it, and the load average at start is recorded. Writes `bench/results/verify.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench import corpus, libraries
+from bench.common import CACHE_DIR, RESULTS_DIR, log, machine, ratio, summary_ms
+
+
+def _timed(action: Callable[[], object], wall: list[float], cpu: list[float]) -> None:
+    started, started_cpu = time.perf_counter(), time.process_time()
+    action()
+    wall.append(time.perf_counter() - started)
+    cpu.append(time.process_time() - started_cpu)
+
+
+def measure(path: Path, query_count: int) -> dict[str, Any]:
+    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
+    from screvi_mcp.local.search.engine import SearchQuery, search
+    from screvi_mcp.local.search.filters import Filters
+    from screvi_mcp.local.search.index import VERIFY_LIMIT
+    from screvi_mcp.local.search.query_gate import GATE_JUDGED
+
+    library = Library.open(path)
+    index = attach_semantic_index(library, backfill="now")
+    if index is None:
+        raise RuntimeError("the 'local' extra is needed for this benchmark")
+    conn = library.connection()
+    queries = corpus.queries(query_count, seed=29)
+    samples: dict[str, tuple[list[float], list[float]]] = {
+        name: ([], [])
+        for name in ("search", "search_verify", "judge_20", "judge_gate", "search_cosine_gate")
+    }
+    judged_counts = []
+    calibration = index.calibration
+    cosine_gate_only = dataclasses.replace(calibration, uncertain_from=None)
+    in_band = 0
+    try:
+        for q in queries:
+            best = index.semantic_ranking(conn, q, Filters(), 0.0, 1)
+            in_band += bool(best) and calibration.in_uncertain_band(best[0].cosine, 0.72)
+            search(library, SearchQuery(q=q))  # warm: the query vector is cached after this
+            _timed(lambda q=q: search(library, SearchQuery(q=q)), *samples["search"])
+            _timed(
+                lambda q=q: search(library, SearchQuery(q=q, min_relevance=0.0, verify=True)),
+                *samples["search_verify"],
+            )
+            matches = index.semantic_ranking(conn, q, Filters(), 0.0, VERIFY_LIMIT)
+            judged_counts.append(len(matches))
+            _timed(lambda q=q, m=matches: index.verify(conn, q, m), *samples["judge_20"])
+            _timed(
+                lambda q=q, m=matches: index.verify(conn, q, m[:GATE_JUDGED]),
+                *samples["judge_gate"],
+            )
+            index.calibration = cosine_gate_only
+            try:
+                plain = samples["search_cosine_gate"]
+                _timed(lambda q=q: search(library, SearchQuery(q=q)), *plain)
+            finally:
+                index.calibration = calibration
+    finally:
+        detach_semantic_index(library)
+        library.close()
+    out: dict[str, Any] = {
+        "matches_judged_per_verify": min(judged_counts),
+        "share_of_queries_in_band": round(in_band / len(queries), 3),
+    }
+    for name, (wall, cpu) in samples.items():
+        out[name] = {**summary_ms(wall), "cpu_p50_ms": summary_ms(cpu)["p50_ms"]}
+    base = out["search"]["p50_ms"]
+    out["search_verify"]["ratio_to_search"] = ratio(out["search_verify"]["p50_ms"], base)
+    out["search_verify"]["added_p50_ms"] = round(out["search_verify"]["p50_ms"] - base, 2)
+    out["judge_gate"]["ratio_to_search"] = ratio(out["judge_gate"]["p50_ms"], base)
+    out["search"]["ratio_to_cosine_gate_only"] = ratio(base, out["search_cosine_gate"]["p50_ms"])
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.verify_cost", description=__doc__)
+    parser.add_argument("--size", type=int, default=2000, help="highlights in the library")
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--tiny", action="store_true", help="200 highlights, 5 queries (CI)")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    args = parser.parse_args(argv)
+    size, query_count = (200, 5) if args.tiny else (args.size, args.queries)
+    results: dict[str, Any] = {"machine": machine(), "size": size, "queries": query_count}
+    built = libraries.library_for(size, use_cache=True, directory=CACHE_DIR)
+    log(f"verify cost: {query_count} queries on {size} highlights")
+    results["verify"] = measure(built.path, query_count)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "verify.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results["verify"], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
