@@ -73,12 +73,16 @@ def test_hybrid_is_no_worse_than_either_side_on_the_heldout_half(heldout: Report
 
 def test_heldout_targets_that_are_met_stay_met(heldout: Report) -> None:
     hybrid = heldout.positive["hybrid"]
-    assert hybrid["all"].top3 >= 0.75, heldout.render()  # measured 0.80
-    assert hybrid["all"].mrr >= 0.70, heldout.render()  # measured 0.76
+    assert hybrid["all"].top3 >= 0.78, heldout.render()  # measured 0.83
+    assert hybrid["all"].mrr >= 0.74, heldout.render()  # measured 0.78
     assert heldout.negative_empty["hybrid"]["off_topic"] == 1.0, heldout.render()
     assert heldout.negative_empty["hybrid"]["all"] >= 0.80, heldout.render()  # measured 0.85
     for kind in ("exact", "tag", "long", "note"):
         assert hybrid[kind].top3 >= 0.75, (kind, heldout.render())
+    # The judge in the uncertain band (query_gate.py) lifted these from 0.60 and 0.50; one
+    # query is 0.07 of the paraphrases and 0.25 of the short ones.
+    assert hybrid["paraphrase"].top3 >= 0.60, heldout.render()  # measured 0.67
+    assert hybrid["short"].top3 >= 0.50, heldout.render()  # measured 0.75
 
 
 def test_the_verify_judge_ranks_better_than_the_cosine_on_the_heldout_half(

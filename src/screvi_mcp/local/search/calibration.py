@@ -120,7 +120,8 @@ def calibration_for_directory(directory: Path) -> Calibration:
     """A custom model's `calibration.json` if it ships one, otherwise the identity map.
 
     The file holds {"raw": [...], "calibrated": [...], "verifier_midpoint": x,
-    "verifier_slope": y, "gate": g}, the same fields as `Calibration` ("gate" optional).
+    "verifier_slope": y, "gate": g, "uncertain_from": u}, the same fields as `Calibration`
+    ("gate" and "uncertain_from" optional).
     """
     path = directory / CALIBRATION_FILE
     if not path.is_file():
@@ -138,4 +139,7 @@ def calibration_for_directory(directory: Path) -> Calibration:
         verifier_midpoint=float(data["verifier_midpoint"]),
         verifier_slope=float(data["verifier_slope"]),
         gate=float(data.get("gate", -1.0)),
+        uncertain_from=(
+            float(data["uncertain_from"]) if data.get("uncertain_from") is not None else None
+        ),
     )
