@@ -12,10 +12,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import cold_start, corpus, http_load, import_kindle, libraries, overhead, tokens
+from bench import (
+    cold_start,
+    corpus,
+    http_load,
+    import_kindle,
+    libraries,
+    overhead,
+    tokens,
+    verify_cost,
+)
 from bench.common import CACHE_DIR, Settings, log, machine, ratio, run_worker
 
-SECTIONS = ("library", "cold_start", "tool_call", "tokens", "http", "import")
+SECTIONS = ("library", "cold_start", "tool_call", "tokens", "http", "import", "verify")
 TARGETS = {
     "cold_start_ratio": 1.3,
     "tools_list_tokens": 6000,
@@ -189,6 +198,9 @@ def _run(
         )
     if "import" in sections:
         _section(results, "import", lambda: import_kindle.run(settings.import_count))
+    if "verify" in sections:  # in this process, last: it loads the model here
+        queries = 5 if settings.tiny else 40
+        _section(results, "verify", lambda: verify_cost.measure(smallest.path, queries))
     results["targets"] = targets(results, settings)
     results["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     results["total_seconds"] = round(time.perf_counter() - started, 1)
