@@ -1,10 +1,14 @@
-"""The in-memory vector index: one float32 matrix, scanned brute force.
+"""The in-memory vector index: a float32 matrix and its int8 copy, scanned brute force.
 
-At 100k x 384 a full scan is one matrix-vector product, bound by memory bandwidth (150 MB
-read: about 30 ms on these 2-core machines), which keeps search interactive without an
-ANN structure, and exact besides. Rows live in a
-buffer with spare capacity, so adding a highlight does not copy the whole matrix; removal
-moves the last row into the hole.
+A query scans the int8 copy (`int8_scan`: a quarter of the bytes of the float32 matrix,
+which at 100k x 384 is 154 MB a query and bound by memory bandwidth), keeps the best
+candidates with a margin, and re-scores those in float32: the cosines returned are the
+float32 ones, and the ranking is the float32 ranking unless int8 rounding moved a row from
+beyond twice the limit into it (tests and the benchmark compare the two). Small matrices,
+where the scan costs little either way, are scanned in float32 alone. Brute force keeps
+search exact-by-construction without an ANN structure. Rows live in a buffer with spare
+capacity, so adding a highlight does not copy the whole matrix; removal moves the last row
+into the hole.
 """
 
 from __future__ import annotations
@@ -16,8 +20,17 @@ from contextlib import contextmanager
 import numpy as np
 import numpy.typing as npt
 
+from screvi_mcp.local.search.int8_scan import Int8Codes, score_error_bound
+
 Matrix = npt.NDArray[np.float32]
 SeqArray = npt.NDArray[np.int64]
+
+# Below this many rows the float32 scan alone is cheap (under a millisecond idle) and the
+# int8 copy is not built.
+INT8_FROM_ROWS = 20_000
+# Candidates re-scored in float32: twice the limit, and at least this many more. Rows beyond
+# twice the limit are far below it in cosine compared with int8's rounding (about 0.0005).
+RESCORE_EXTRA = 256
 
 
 class SharedLock:
@@ -71,6 +84,8 @@ class VectorMatrix:
         self._row_of: dict[int, int] = {}
         self._size = 0
         self._lock = SharedLock()
+        self.int8_from_rows = INT8_FROM_ROWS
+        self._codes: Int8Codes | None = None  # built once the matrix reaches int8_from_rows
 
     def __len__(self) -> int:
         return self._size
@@ -91,6 +106,9 @@ class VectorMatrix:
                     self._row_of[seq] = row
                     self._seqs[row] = seq
                 self._vectors[row] = vector
+                if self._codes is not None:
+                    self._codes.set_row(row, vector)
+            self._update_codes()
 
     def remove(self, seqs: list[int]) -> None:
         with self._lock.writing():
@@ -102,6 +120,8 @@ class VectorMatrix:
                 if row != last:
                     moved = int(self._seqs[last])
                     self._vectors[row] = self._vectors[last]
+                    if self._codes is not None:
+                        self._codes.copy_row(last, row)
                     self._seqs[row] = moved
                     self._row_of[moved] = row
                 self._size = last
@@ -119,11 +139,35 @@ class VectorMatrix:
             self._vectors, self._seqs = buffer, seq_buffer
             self._row_of = {seq: row for row, seq in enumerate(seqs)}
             self._size = len(seqs)
+            self._codes = None
+            self._update_codes()
 
     def clear(self) -> None:
         with self._lock.writing():
             self._row_of.clear()
             self._size = 0
+            self._codes = None
+
+    @property
+    def scans_int8(self) -> bool:
+        """Whether queries scan the int8 copy first (the matrix is big enough)."""
+        return self._codes is not None
+
+    def set_int8_from_rows(self, rows: int) -> None:
+        """Scan through the int8 copy from this many rows on (tests and benchmarks; a huge
+        value turns the copy off, the float32-only baseline)."""
+        with self._lock.writing():
+            self.int8_from_rows = rows
+            if self._size < rows:
+                self._codes = None
+            self._update_codes()
+
+    def _update_codes(self) -> None:
+        """Build the int8 copy once the matrix is big enough for it to pay (writer held)."""
+        if self._codes is None and self._size >= self.int8_from_rows:
+            codes = Int8Codes(self.dimensions)
+            codes.set_rows(0, self._vectors[: self._size])
+            self._codes = codes
 
     def top(
         self,
@@ -136,19 +180,49 @@ class VectorMatrix:
 
         `allowed`, when given, restricts the scan to those seqs (the filters' answer).
         """
+        query = np.ascontiguousarray(query, dtype=np.float32)
         with self._lock.reading():
             size = self._size
-            scores = self._vectors[:size] @ query
-            seqs = self._seqs[:size].copy()
-        if allowed is not None:
-            keep = np.isin(seqs, allowed)
-            scores, seqs = scores[keep], seqs[keep]
+            pool = 2 * limit + RESCORE_EXTRA
+            if self._codes is None or size <= pool:
+                scores = self._vectors[:size] @ query
+                seqs = self._seqs[:size].copy()
+                if allowed is not None:
+                    keep = np.isin(seqs, allowed)
+                    scores, seqs = scores[keep], seqs[keep]
+            else:
+                scores, seqs = self._rescored_candidates(
+                    self._codes, query, min_cosine, pool, allowed
+                )
         passing = np.flatnonzero(scores >= min_cosine)
         if passing.size > limit:
             best = np.argpartition(-scores[passing], limit - 1)[:limit]
             passing = passing[best]
         order = passing[np.lexsort((seqs[passing], -scores[passing]))]
         return [(int(seqs[i]), float(scores[i])) for i in order]
+
+    def _rescored_candidates(
+        self,
+        codes: Int8Codes,
+        query: npt.NDArray[np.float32],
+        min_cosine: float,
+        pool: int,
+        allowed: SeqArray | None,
+    ) -> tuple[npt.NDArray[np.float32], SeqArray]:
+        """The best `pool` rows by int8 score, with their float32 cosines (reader held)."""
+        size = self._size
+        approx, query_step = codes.scores(query, size)
+        # A row can reach `min_cosine` in float32 only if its int8 score is within the
+        # rounding bound of it: the floor is applied exactly after the re-score.
+        bound = score_error_bound(query_step, codes.largest_step(size), self.dimensions)
+        candidates = np.flatnonzero(approx >= min_cosine - bound)
+        if allowed is not None:
+            candidates = candidates[np.isin(self._seqs[candidates], allowed)]
+        if candidates.size > pool:
+            best = np.argpartition(-approx[candidates], pool - 1)[:pool]
+            candidates = np.sort(candidates[best])  # ascending rows: a gentler gather
+        scores: npt.NDArray[np.float32] = self._vectors[candidates] @ query
+        return scores, self._seqs[candidates].copy()
 
     def _reserve(self, needed: int) -> None:
         capacity = self._vectors.shape[0]
