@@ -99,9 +99,9 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
     per_page = min(max(query.per_page, 1), MAX_SEARCH_PER_PAGE)
     start = (max(query.page, 1) - 1) * per_page
     page = fused[start : start + per_page]
-    # Both rankings already admit only live rows that pass the filters (keyword in its SQL,
-    # semantic against the table, so an index that missed a delete surfaces nothing dead):
-    # checking the page a third time would only repeat the same query.
+    # Both rankings already admit only live rows that pass the filters: keyword in its SQL
+    # (the search's one liveness check), semantic because only live highlights keep a vector
+    # (migration 0012; `filters.py`). Checking the page again would repeat the same query.
     return [_to_hit(hit, verified) for hit in page], total
 
 

@@ -3,7 +3,9 @@
 Both sides must agree on which highlights a filter admits, or fusion would rank a highlight
 that one side was not allowed to see. So the rules live here once: live highlights only
 (not soft-deleted, and not under a soft-deleted source), then `source`, `tag`, `types` and
-`favorite`.
+`favorite`. Liveness is checked once per search, by the keyword side's SQL: the semantic
+side's vectors are of live highlights only (migration 0012 drops a vector in the deleting
+transaction), so it applies only the narrowing filters, and only when there are some.
 """
 
 from __future__ import annotations
@@ -58,8 +60,12 @@ def matching_source_ids(conn: sqlite3.Connection, text: str) -> list[str]:
     ]
 
 
-def build_sql_filter(conn: sqlite3.Connection, filters: Filters) -> SqlFilter:
+def build_sql_filter(conn: sqlite3.Connection, filters: Filters, live: bool = True) -> SqlFilter:
+    """The filters as SQL; `live` adds the liveness rule (the semantic side leaves it out:
+    its vectors are all of live highlights, migration 0012)."""
     clauses = ["h.deleted_at IS NULL", "(h.source_id IS NULL OR s.deleted_at IS NULL)"]
+    if not live:
+        clauses = ["1"]
     params: list[object] = []
     if filters.source:
         clauses.append("h.source_id IN (SELECT value FROM json_each(?))")
@@ -80,11 +86,13 @@ def build_sql_filter(conn: sqlite3.Connection, filters: Filters) -> SqlFilter:
     return SqlFilter(" AND ".join(clauses), tuple(params))
 
 
-def admitted_seqs(conn: sqlite3.Connection, filters: Filters, among: list[int]) -> set[int]:
-    """Which of `among` are live and pass the filters."""
+def admitted_seqs(
+    conn: sqlite3.Connection, filters: Filters, among: list[int], live: bool = True
+) -> set[int]:
+    """Which of `among` pass the filters (and are live, unless `live` is False)."""
     if not among:
         return set()
-    sql_filter = build_sql_filter(conn, filters)
+    sql_filter = build_sql_filter(conn, filters, live)
     rows = conn.execute(
         "SELECT h.seq FROM highlights h LEFT JOIN sources s ON s.id = h.source_id"
         f" WHERE h.seq IN (SELECT value FROM json_each(?)) AND {sql_filter.where}",

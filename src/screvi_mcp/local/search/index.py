@@ -295,9 +295,11 @@ class SemanticIndex:
         min_cosine = self.calibration.min_cosine(min_relevance)
         query = self.query_vector(text)
         if not filters.restricts:
-            scored = self.matrix.top(query, min_cosine, limit)
-            live = admitted_seqs(conn, filters, [seq for seq, _ in scored])
-            kept = [(seq, cosine) for seq, cosine in scored if seq in live]
+            # No liveness query here: deleting a highlight (or its source) deletes its vector
+            # in the same transaction (migration 0012), and `sync` above has applied every
+            # vector change committed so far, this process's and others'. The keyword side's
+            # SQL is the search's one liveness check.
+            kept = self.matrix.top(query, min_cosine, limit)
         else:
             kept = self._filtered_top(conn, query, filters, min_cosine, limit)
         similarities = self.calibration.similarities([cosine for _, cosine in kept])
@@ -323,7 +325,7 @@ class SemanticIndex:
         window = max(4 * limit, 1000)
         while True:
             scored = self.matrix.top(query, min_cosine, window)
-            admitted = admitted_seqs(conn, filters, [seq for seq, _ in scored])
+            admitted = admitted_seqs(conn, filters, [seq for seq, _ in scored], live=False)
             kept = [(seq, cosine) for seq, cosine in scored if seq in admitted]
             if len(kept) >= limit or len(scored) < window:
                 return kept[:limit]
