@@ -102,7 +102,7 @@ def test_int8_scores_stay_within_their_bound() -> None:
         error = np.abs(approx - rows @ query)
         bound = int8_scan.score_error_bound(query_step, codes.largest_step(9000), DIMENSIONS)
         assert error.max() <= bound
-        # The two-row query keeps the kernel's int16 pair sums from saturating: errors stay
+        # The 7-bit query keeps the kernel's int16 pair sums from saturating: errors stay
         # at rounding size (saturation showed as 0.02).
         assert error.max() < 0.005
 
@@ -116,5 +116,9 @@ def test_the_hand_written_graph_is_a_valid_onnx_model() -> None:
         value.name: value.type.tensor_type.elem_type
         for value in [*model.graph.input, *model.graph.output]
     }
-    assert types == {"q": onnx.TensorProto.UINT8, "m": onnx.TensorProto.INT8,
-                     "y": onnx.TensorProto.INT32}
+    assert types == {
+        "q": onnx.TensorProto.UINT8,
+        "m": onnx.TensorProto.INT8,
+        "zq": onnx.TensorProto.UINT8,
+        "y": onnx.TensorProto.INT32,
+    }

@@ -5,16 +5,15 @@ which is what other processes on a loaded machine fight over. The int8 copy is a
 that. numpy has no fast int8 product, so the scan runs onnxruntime's `MatMulInteger`
 (its MLAS u8 x s8 kernel) over the codes stored transposed, dimension by row.
 
-Two details keep its scores close (about 0.0005 RMS, 0.002 at worst on MiniLM-like
-vectors, against cosines whose useful range is 0.25 to 0.7):
+Two details keep its scores close (about 0.0005 RMS, 0.003 at worst on MiniLM-like
+vectors, against cosines whose useful range is 0.25 to 0.7) and the scan fast:
 
 - Each row has its own scale (its largest component maps to 127), so short and long
   components of different rows do not share one coarse step.
-- The kernel adds pairs of u8 x s8 products in saturating int16. A query offset into
-  0..255 overflows it (measured: errors of 0.02); so the query goes in as two rows of
-  magnitudes 0..127, its positive part and its negative part, whose pair sums stay below
-  2 x 127 x 127 = 32,258. The difference of the two output rows is the signed product, and
-  the matrix is still read once.
+- The kernel adds pairs of u8 x s8 products in saturating int16, so the query (one row:
+  MLAS has a fast path for a single row, two rows measured 5-10x slower) goes in with
+  7-bit magnitudes, -63..63 offset by a zero point of 64 into 1..127: pair sums stay below
+  2 x 127 x 127 = 32,258. A query offset into 0..255 overflowed it (errors of 0.02).
 
 The scores only choose candidates; `vectors.VectorMatrix.top` re-scores those in float32,
 so what search returns is float32 cosines.
@@ -36,11 +35,13 @@ Floats = npt.NDArray[np.float32]
 # block (about 20 microseconds of call overhead each) and reads the last one whole.
 BLOCK_ROWS = 8192
 _LEVELS = 127
+_QUERY_LEVELS = 63
+_QUERY_ZERO = 64
 
 # The most an int8 score can differ from the float32 cosine of unit vectors, from the
 # rounding bound |q.m - q'.m'| <= |q|.|m - m'| + |q - q'|.|m'| with each component off by
-# at most half a step: sqrt(d) x (step_m + step_q) / 2, steps at most 1/127 of a unit
-# vector's largest component (<= 1). `score_error_bound` gives the bound of one query.
+# at most half a step: sqrt(d) x (step_m + step_q) / 2, steps 1/127 (rows) and 1/63 (query) of a
+# vector's largest component. `score_error_bound` gives the bound of one query.
 
 
 def score_error_bound(query_step: float, largest_row_step: float, dimensions: int) -> float:
@@ -69,16 +70,19 @@ class Int8Codes:
             self._steps = steps
 
     def set_rows(self, first: int, vectors: Floats) -> None:
-        """Codes for rows first..first+len(vectors)."""
+        """Codes for rows first..first+len(vectors).
+
+        A block's worth of rows at a time: quantizing the whole matrix at once would hold
+        several float32 temporaries of its size (measured: +300 MiB peak at 100k)."""
         self.reserve(first + vectors.shape[0])
-        codes, steps = quantize(vectors)
-        self._steps[first : first + vectors.shape[0]] = steps
         done = 0
         while done < vectors.shape[0]:
             row = first + done
             block, column = divmod(row, BLOCK_ROWS)
             take = min(BLOCK_ROWS - column, vectors.shape[0] - done)
-            self._blocks[block][:, column : column + take] = codes[done : done + take].T
+            codes, steps = quantize(vectors[done : done + take])
+            self._steps[row : row + take] = steps
+            self._blocks[block][:, column : column + take] = codes.T
             done += take
 
     def set_row(self, row: int, vector: Floats) -> None:
@@ -95,12 +99,13 @@ class Int8Codes:
 
     def scores(self, query: Floats, size: int) -> tuple[Floats, float]:
         """Approximate cosines of rows 0..size with `query`, and the query's step."""
-        query_codes, query_step = _query_rows(query)
+        query_codes, query_step = _query_row(query)
         session = _session()
         parts = []
+        zero = np.array(_QUERY_ZERO, dtype=np.uint8)
         for block in self._blocks[: -(-size // BLOCK_ROWS)]:
-            out: Any = session.run(None, {"q": query_codes, "m": block})[0]
-            parts.append(out[0] - out[1])
+            out: Any = session.run(None, {"q": query_codes, "m": block, "zq": zero})[0]
+            parts.append(out[0])
         products = np.concatenate(parts)[:size] if parts else np.zeros(0, dtype=np.int32)
         scores: Floats = products.astype(np.float32)
         scores *= self._steps[:size]
@@ -117,12 +122,11 @@ def quantize(vectors: Floats) -> tuple[npt.NDArray[np.int8], Floats]:
     return codes, steps
 
 
-def _query_rows(query: Floats) -> tuple[npt.NDArray[np.uint8], float]:
+def _query_row(query: Floats) -> tuple[npt.NDArray[np.uint8], float]:
     largest = float(np.abs(query).max()) if query.size else 0.0
-    step = largest / _LEVELS if largest > 0 else 1.0
-    codes = np.clip(np.rint(query / step), -_LEVELS, _LEVELS)
-    rows = np.stack([np.maximum(codes, 0), np.maximum(-codes, 0)]).astype(np.uint8)
-    return rows, step
+    step = largest / _QUERY_LEVELS if largest > 0 else 1.0
+    codes = np.clip(np.rint(query / step), -_QUERY_LEVELS, _QUERY_LEVELS) + _QUERY_ZERO
+    return codes.astype(np.uint8).reshape(1, -1), step
 
 
 # -- the onnxruntime graph ---------------------------------------------------------------
@@ -156,14 +160,21 @@ def _session() -> Any:
 
 
 def model_bytes() -> bytes:
-    """ONNX model: y[2, n] int32 = MatMulInteger(q[2, d] uint8, m[d, n] int8)."""
-    node = _field(1, b"q") + _field(1, b"m") + _field(2, b"y") + _field(4, b"MatMulInteger")
+    """ONNX model: y[1, n] int32 = MatMulInteger(q[1, d] uint8, m[d, n] int8, zero point zq)."""
+    node = (
+        _field(1, b"q")
+        + _field(1, b"m")
+        + _field(1, b"zq")
+        + _field(2, b"y")
+        + _field(4, b"MatMulInteger")
+    )
     graph = (
         _field(1, node)
         + _field(2, b"int8_scan")
-        + _field(11, _value_info(b"q", _UINT8, [2, "d"]))
+        + _field(11, _value_info(b"q", _UINT8, [1, "d"]))
         + _field(11, _value_info(b"m", _INT8, ["d", "n"]))
-        + _field(12, _value_info(b"y", _INT32, [2, "n"]))
+        + _field(11, _value_info(b"zq", _UINT8, []))
+        + _field(12, _value_info(b"y", _INT32, [1, "n"]))
     )
     opset = _field(1, b"") + _varint_field(2, 13)
     return _varint_field(1, 8) + _field(7, graph) + _field(8, opset)

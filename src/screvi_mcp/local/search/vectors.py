@@ -151,15 +151,14 @@ class VectorMatrix:
     @property
     def scans_int8(self) -> bool:
         """Whether queries scan the int8 copy first (the matrix is big enough)."""
-        return self._codes is not None
+        return self._codes is not None and self._size >= self.int8_from_rows
 
     def set_int8_from_rows(self, rows: int) -> None:
         """Scan through the int8 copy from this many rows on (tests and benchmarks; a huge
-        value turns the copy off, the float32-only baseline)."""
+        value is the float32-only baseline). A copy already built is kept, so switching
+        back and forth costs nothing."""
         with self._lock.writing():
             self.int8_from_rows = rows
-            if self._size < rows:
-                self._codes = None
             self._update_codes()
 
     def _update_codes(self) -> None:
@@ -184,7 +183,7 @@ class VectorMatrix:
         with self._lock.reading():
             size = self._size
             pool = 2 * limit + RESCORE_EXTRA
-            if self._codes is None or size <= pool:
+            if self._codes is None or size < self.int8_from_rows or size <= pool:
                 scores = self._vectors[:size] @ query
                 seqs = self._seqs[:size].copy()
                 if allowed is not None:
