@@ -4,8 +4,8 @@ A query scans the int8 copy (`int8_scan`: a quarter of the bytes of the float32 
 which at 100k x 384 is 154 MB a query and bound by memory bandwidth), keeps the best
 candidates with a margin, and re-scores those in float32: the cosines returned are the
 float32 ones, and the ranking is the float32 ranking unless int8 rounding moved a row from
-beyond twice the limit into it (tests and the benchmark compare the two). Small matrices,
-where the scan costs little either way, are scanned in float32 alone. Brute force keeps
+beyond twice the limit into it (tests and the benchmark compare the two). Matrices below
+`INT8_FROM_ROWS` (where it did not pay, measured) are scanned in float32 alone. Brute force keeps
 search exact-by-construction without an ANN structure. Rows live in a buffer with spare
 capacity, so adding a highlight does not copy the whole matrix; removal moves the last row
 into the hole.
@@ -25,9 +25,13 @@ from screvi_mcp.local.search.int8_scan import Int8Codes, score_error_bound
 Matrix = npt.NDArray[np.float32]
 SeqArray = npt.NDArray[np.int64]
 
-# Below this many rows the float32 scan alone is cheap (under a millisecond idle) and the
-# int8 copy is not built.
-INT8_FROM_ROWS = 20_000
+# From this many rows queries scan the int8 copy first. Measured here (2026-11-23, 2 shared
+# cores under load 5-12, two runs): at 100k the int8 scan alone was 0.64x and 0.99x the
+# float32 one, and whole searches were not faster (1.07-1.64x idle, 1.14-1.21x loaded), so
+# libraries of 100k keep the float32 scan and its 37 MiB less memory. DESIGN.md measured
+# onnxruntime's int8 product at 0.47x the float32 one at 1M rows: the copy pays from about
+# there, where the float32 matrix (1.5 GB) is read in full for every query.
+INT8_FROM_ROWS = 500_000
 # Candidates re-scored in float32: twice the limit, and at least this many more. Rows beyond
 # twice the limit are far below it in cosine compared with int8's rounding (about 0.0005).
 RESCORE_EXTRA = 256
