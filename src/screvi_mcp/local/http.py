@@ -8,6 +8,7 @@ traceback, no key) ever reaches the client.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,16 @@ class Reply:
 
 Handler = Callable[[Call], Reply]
 AsyncHandler = Callable[[Call], Awaitable[Reply]]
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+# The endpoints `endpoint()` made: each answers every request itself (errors included) with
+# a complete JSON response, so an in-process caller may run one without the ASGI stack.
+_PIPELINE_ENDPOINTS: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()
+
+
+def is_pipeline_endpoint(fn: Callable[..., Any]) -> bool:
+    """Whether `fn` is an endpoint of this pipeline (see `_PIPELINE_ENDPOINTS`)."""
+    return fn in _PIPELINE_ENDPOINTS
 
 
 def error_response(error: ApiError, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -119,55 +130,90 @@ def preferences(request: Request) -> frozenset[str]:
     return frozenset(tokens)
 
 
+def _admit(
+    state: Any, secret: str | None, write: bool, headers: dict[str, str]
+) -> ApiKey:
+    """Every check before the body, in the spec's order: key, account, rate, scope.
+
+    Runs in a worker thread (the key and the settings are read from SQLite). Headers every
+    answer to this request must carry go into `headers` as they become known, so that an
+    error raised later still has them.
+    """
+    library: Library = state.library
+    limiter: KeyRateLimiter = state.rate_limiter
+    key = auth.identify(library, secret)
+    if key.legacy:
+        # Before any other check: every answer to a legacy key carries it (spec 5.4),
+        # a 403 subscription_required included.
+        headers["Deprecation"] = "true"
+    _check_account(state)
+    verdict = limiter.check(key.id)  # thread-safe: it holds its own lock
+    headers.update(verdict.headers())
+    if not verdict.allowed:
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"Rate limit of {verdict.limit} requests per minute exceeded; "
+            f"retry in {verdict.retry_after} s",
+        )
+    if write:
+        auth.require_write(key)
+    return key
+
+
 def endpoint(
     handler: Handler | None = None,
     *,
     write: bool = False,
     body: bool = False,
     async_handler: AsyncHandler | None = None,
-) -> Callable[[Request], Awaitable[Response]]:
-    """Wrap a handler into a Starlette endpoint with the shared pipeline."""
+) -> Endpoint:
+    """Wrap a handler into a Starlette endpoint with the shared pipeline.
+
+    A worker-thread hop costs more than the SQLite reads it carries, so a request makes as
+    few as its order allows: one for the checks and a synchronous handler together when
+    there is no body to read in between, else one for the checks and one for the handler.
+    """
 
     async def run(request: Request) -> Response:
         state = request.app.state
-        library: Library = state.library
-        limiter: KeyRateLimiter = state.rate_limiter
         headers: dict[str, str] = {}
         try:
             secret = auth.presented_key(request)
-            key = await anyio.to_thread.run_sync(auth.identify, library, secret)
-            if key.legacy:
-                # Before any other check: every answer to a legacy key carries it (spec 5.4),
-                # a 403 subscription_required included.
-                headers["Deprecation"] = "true"
-            await anyio.to_thread.run_sync(_check_account, state)
-            verdict = limiter.check(key.id)
-            headers.update(verdict.headers())
-            if not verdict.allowed:
-                raise ApiError(
-                    429,
-                    "rate_limited",
-                    f"Rate limit of {verdict.limit} requests per minute exceeded; "
-                    f"retry in {verdict.retry_after} s",
+            # Read here, not in a worker thread: nothing of Starlette's request crosses over.
+            params = QueryParams(request.query_params)
+            path = dict(request.path_params)
+            base = root_url(request)
+            prefer = preferences(request)
+
+            def call_for(key: ApiKey, payload: Any) -> Call:
+                return Call(
+                    library=state.library,
+                    params=params,
+                    path=path,
+                    body=payload,
+                    key=key,
+                    root_url=base,
+                    state=state,
+                    preferences=prefer,
                 )
-            if write:
-                auth.require_write(key)
-            payload = require_json_object(await read_body(request)) if body else None
-            call = Call(
-                library=library,
-                params=QueryParams(request.query_params),
-                path=dict(request.path_params),
-                body=payload,
-                key=key,
-                root_url=root_url(request),
-                state=state,
-                preferences=preferences(request),
-            )
-            if async_handler is not None:
-                reply = await async_handler(call)
+
+            if not body and handler is not None:
+                sync_handler = handler
+
+                def admit_and_handle() -> Reply:
+                    return sync_handler(call_for(_admit(state, secret, write, headers), None))
+
+                reply = await anyio.to_thread.run_sync(admit_and_handle)
             else:
-                assert handler is not None
-                reply = await anyio.to_thread.run_sync(handler, call)
+                key = await anyio.to_thread.run_sync(_admit, state, secret, write, headers)
+                payload = require_json_object(await read_body(request)) if body else None
+                call = call_for(key, payload)
+                if async_handler is not None:
+                    reply = await async_handler(call)
+                else:
+                    assert handler is not None
+                    reply = await anyio.to_thread.run_sync(handler, call)
             # Rendered inside the try: a body JSON cannot encode must be a JSON 500 too,
             # not the server's plain-text one.
             return JSONResponse(
@@ -191,4 +237,5 @@ def endpoint(
                 headers,
             )
 
+    _PIPELINE_ENDPOINTS.add(run)
     return run
