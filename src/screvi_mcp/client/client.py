@@ -34,6 +34,14 @@ from screvi_mcp.client.errors import (
     UnexpectedResponseError,
     error_from_response,
 )
+from screvi_mcp.client.in_process import (
+    AnswersInProcess,
+    InProcessAnswer,
+    InProcessResponse,
+    in_process_handler,
+    json_body,
+    query_string,
+)
 from screvi_mcp.client.inputs import NewHighlight, new_highlight
 from screvi_mcp.client.params import UNSET, Unset
 from screvi_mcp.client.ratelimit import (
@@ -127,6 +135,12 @@ class _Borrowed(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         return await self._transport.handle_async_request(request)
 
+    async def handle_in_process(
+        self, method: str, url: str, query: str, pairs: list[tuple[str, str]], body: bytes
+    ) -> InProcessAnswer:
+        handler = in_process_handler(self._transport)
+        return None if handler is None else await handler(method, url, query, pairs, body)
+
     async def aclose(self) -> None:
         pass
 
@@ -178,6 +192,9 @@ class ScreviClient:
         # Kept so `with_api_key` can reach the same API (for the embedded library: the same
         # running app) without starting another.
         self._transport = transport
+        # An in-process backend answers without HTTP messages (see `in_process.py`).
+        self._in_process: AnswersInProcess | None = in_process_handler(transport)
+        self._user_agent = f"screvi-mcp/{__version__}"
         if rate_limiter is not None:
             self._limiter: RateLimiter | None = rate_limiter
         elif rate_limit is None:
@@ -191,7 +208,7 @@ class ScreviClient:
                 max_connections=max_connections,
                 max_keepalive_connections=max_keepalive_connections,
             ),
-            headers={"User-Agent": f"screvi-mcp/{__version__}", "Accept": "application/json"},
+            headers={"User-Agent": self._user_agent, "Accept": "application/json"},
             transport=transport,
             follow_redirects=False,
         )
@@ -324,18 +341,7 @@ class ScreviClient:
                     ) from None
             sent.append(True)
             try:
-                request = self._http.build_request(
-                    method,
-                    path,
-                    params=params,
-                    json=None if json_body is _NO_BODY else json_body,
-                    headers=headers,
-                )
-                response = await self._http.send(request, auth=self._auth, stream=True)
-                try:
-                    await self._read_bounded(response, path)
-                finally:
-                    await response.aclose()
+                response = await self._exchange(method, path, params, json_body, headers)
             except httpx.TransportError as exc:
                 resend = retries < self._retry.max_retries and may_resend_after_error(method, exc)
                 delay = self._retry.backoff(retries + 1, self._rng)
@@ -394,34 +400,94 @@ class ScreviClient:
             ) and response.status_code != 429
             raise api_error
 
+    async def _exchange(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: Any,
+        headers: Mapping[str, str] | None,
+    ) -> httpx.Response:
+        """One request and its answer, read whole (within `max_response_bytes`)."""
+        if self._in_process is not None:
+            answered = await self._answer_in_process(method, path, params, body, headers)
+            if answered is not None:
+                return answered
+        request = self._http.build_request(
+            method, path, params=params, json=None if body is _NO_BODY else body, headers=headers
+        )
+        response = await self._http.send(request, auth=self._auth, stream=True)
+        try:
+            await self._read_bounded(response, path)
+        finally:
+            await response.aclose()
+        return response
+
+    async def _answer_in_process(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: Any,
+        headers: Mapping[str, str] | None,
+    ) -> httpx.Response | None:
+        """The request as httpx would have sent it (same URL, query, headers and body),
+        answered by the transport's `handle_in_process`; None if it declines."""
+        assert self._in_process is not None
+        url = f"{self.base_url}/{path.lstrip('/')}"
+        query = query_string(params)
+        merged = {"accept": "application/json", "user-agent": self._user_agent}
+        if headers:  # the request's own headers win over the defaults, as in httpx
+            merged.update((name.lower(), value) for name, value in headers.items())
+        pairs = list(merged.items())
+        if self._api_key is not None:
+            pairs.append(("x-api-key", self._api_key))
+        content = b"" if body is _NO_BODY else json_body(body)
+        if body is not _NO_BODY:
+            pairs += [("content-length", str(len(content))), ("content-type", "application/json")]
+        elif method in ("POST", "PUT", "PATCH"):
+            pairs.append(("content-length", "0"))
+        answer = await self._in_process(method, url, query, pairs, content)
+        if answer is None:
+            return None
+        response = InProcessResponse(answer, method, f"{url}?{query}" if query else url)
+        if len(response.content) > self._max_response_bytes:
+            raise self._unreadable(response, path, self._too_large())
+        return response
+
+    def _too_large(self) -> str:
+        return f"larger than the client's limit of {self._max_response_bytes} bytes"
+
+    def _unreadable(
+        self, response: httpx.Response, path: str, why: str
+    ) -> UnexpectedResponseError:
+        error = UnexpectedResponseError(
+            f"HTTP {response.status_code} answer {why}; it was not read",
+            status=response.status_code,
+        )
+        method = response.request.method
+        error.method, error.path = method, path
+        error.outcome_unknown = method not in SAFE_METHODS
+        return error
+
     async def _read_bounded(self, response: httpx.Response, path: str) -> None:
         """Read the body of a streamed response, refusing one past `max_response_bytes`."""
         limit = self._max_response_bytes
-        method = response.request.method
-
-        def unreadable(why: str) -> UnexpectedResponseError:
-            error = UnexpectedResponseError(
-                f"HTTP {response.status_code} answer {why}; it was not read",
-                status=response.status_code,
-            )
-            error.method, error.path = method, path
-            error.outcome_unknown = method not in SAFE_METHODS
-            return error
-
-        too_large = f"larger than the client's limit of {limit} bytes"
         declared = response.headers.get("content-length", "").strip()
         if declared.isdigit() and int(declared) > limit:
-            raise unreadable(too_large)
+            raise self._unreadable(response, path, self._too_large())
         parts: list[bytes] = []
         size = 0
         try:
             async for part in response.aiter_bytes():  # decoded: a compressed bomb counts whole
                 size += len(part)
                 if size > limit:
-                    raise unreadable(too_large)
+                    raise self._unreadable(response, path, self._too_large())
                 parts.append(part)
         except httpx.DecodingError:
-            raise unreadable("with a body that does not decode (bad compression)") from None
+            raise self._unreadable(
+                response, path, "with a body that does not decode (bad compression)"
+            ) from None
         # What `Response.aread()` does once the stream is consumed; done here to bound it.
         response._content = b"".join(parts)
 

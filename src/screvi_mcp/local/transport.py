@@ -6,6 +6,12 @@ migrating it, and starts background work); closing it ends that lifespan. Once s
 also knows the library's embedded read-write key and the server's rate setting, which a
 client of it needs. Whoever builds a `ScreviClient` over it hands it in as `transport=`; the
 client never learns which backend it talks to.
+
+Most requests need no HTTP machinery at all: `handle_in_process` runs the matching API
+endpoint directly on a request given in parts (no httpx request or response objects, no
+ASGI messages, no middleware), which a client that knows the method uses first. Anything it
+does not answer (an unknown path, a wrong method, the skill file) goes through the whole app
+as `handle_async_request`, so both ways answer alike.
 """
 
 from __future__ import annotations
@@ -15,18 +21,26 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Self
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import anyio.to_thread
 import httpx
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import BaseRoute, Match, Mount, Route
+from starlette.types import Message, Scope
 
 from screvi_mcp.local import app as app_module
+from screvi_mcp.local.http import Endpoint, is_pipeline_endpoint
 from screvi_mcp.local.keys import embedded_key
 from screvi_mcp.local.library import Library
 
 # The app is reached without a socket; the host name only has to be well formed.
 EMBEDDED_BASE_URL: Final = "http://screvi.embedded/api/v1"
+
+# What httpx's ASGI transport tells the app about the peer; the same here.
+_CLIENT_ADDRESS: Final = ("127.0.0.1", 123)
 
 _NOT_STARTED: Final = (
     "start the embedded library first: `async with EmbeddedLibrary(...)` or `await .start()`"
@@ -60,6 +74,7 @@ class EmbeddedLibrary(httpx.AsyncBaseTransport):
                 library_path, rate_limit_per_minute=rate_limit_per_minute, **app_options
             )
         self.app = app
+        self._routes: list[BaseRoute] = list(app.router.routes)
         self._rate_setting = rate_limit_per_minute
         self._state: Mapping[str, Any] = {}
         self._asgi = httpx.ASGITransport(
@@ -149,3 +164,71 @@ class EmbeddedLibrary(httpx.AsyncBaseTransport):
         if not self._started:
             raise RuntimeError(_NOT_STARTED)
         return await self._asgi.handle_async_request(request)
+
+    async def handle_in_process(
+        self, method: str, url: str, query: str, pairs: list[tuple[str, str]], body: bytes
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes] | None:
+        """Answer one request given in parts, as (status, headers, body), by running its API
+        endpoint directly; None when it is not one of those (send it as HTTP instead).
+
+        `url` is the absolute URL without its query, percent-encoded; `query` the encoded
+        query string; `pairs` the headers. The endpoint sees the request (scope, headers,
+        body) that httpx's ASGI transport and Starlette's routing would have handed it, and
+        its answer is complete on return: the pipeline turns every failure into JSON.
+        """
+        if not self._started:
+            raise RuntimeError(_NOT_STARTED)
+        parts = urlsplit(url)
+        if method == "HEAD" or "/." in parts.path:
+            return None  # HEAD strips bodies, dot segments are normalized: HTTP's business
+        headers = [(b"host", parts.netloc.encode("ascii"))]
+        headers += [(name.lower().encode("latin-1"), val.encode("latin-1")) for name, val in pairs]
+        scope: Scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": method,
+            "headers": headers,
+            "scheme": parts.scheme,
+            "path": unquote(parts.path),
+            "raw_path": parts.path.encode("ascii"),
+            "query_string": query.encode("ascii"),
+            "server": (parts.hostname, parts.port),
+            "client": _CLIENT_ADDRESS,
+            "root_path": "",
+            "state": dict(self._state),
+            "app": self.app,
+            "router": self.app.router,
+        }
+        endpoint = _route(self._routes, scope)
+        if endpoint is None:
+            return None
+        sent = False
+
+        async def receive() -> Message:
+            nonlocal sent
+            if sent:
+                return {"type": "http.disconnect"}
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        response = await endpoint(Request(scope, receive))
+        return response.status_code, response.raw_headers, bytes(response.body)
+
+
+def _route(routes: list[BaseRoute], scope: Scope) -> Endpoint | None:
+    """The pipeline endpoint Starlette's router would run for `scope` (updated with what
+    routing adds to it), or None for anything else: no route, a wrong method (405), or a
+    route outside the pipeline. The first full match wins, as in Starlette's router."""
+    for route in routes:
+        match, child = route.matches(scope)
+        if match is not Match.FULL:
+            continue  # PARTIAL: the path with another method; a later route may take it
+        scope.update(child)
+        if isinstance(route, Mount):
+            return _route(list(route.routes), scope)
+        if isinstance(route, Route) and is_pipeline_endpoint(route.endpoint):
+            endpoint: Endpoint = route.endpoint
+            return endpoint
+        return None
+    return None
