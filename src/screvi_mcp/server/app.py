@@ -63,7 +63,10 @@ def build_server(
         instructions=instructions,
         version=__version__,
         website_url="https://screvi.com",
-        middleware=[tidy_tool_errors, mirror_freshness_notes],
+        # Only a mirror has freshness notes to add; elsewhere the middleware would cost
+        # every call something for nothing.
+        middleware=[tidy_tool_errors]
+        + ([mirror_freshness_notes] if backend.config.mirror_path is not None else []),
     )
     hidden: dict[str, str] = {}
     for spec in all_tool_specs():

@@ -88,11 +88,11 @@ def _tool_call_refusal(
             f"[unknown_tool] This server has no tool named {name}. Next: use one of the "
             "tools it lists."
         )
-    accepted = list((tool.parameters.get("properties") or {}).keys())
-    unknown = set(arguments) - set(accepted)
-    if not unknown:
-        return None
-    return unknown_tool_arguments_message(name, unknown, accepted)
+    properties: Mapping[str, Any] = tool.parameters.get("properties") or {}
+    if all(argument in properties for argument in arguments):
+        return None  # the usual case, checked without building lists and sets on every call
+    accepted = list(properties)
+    return unknown_tool_arguments_message(name, set(arguments) - set(accepted), accepted)
 
 
 async def _get_prompt(

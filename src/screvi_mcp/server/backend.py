@@ -74,6 +74,11 @@ class BackendConfig:
         return f"embedded library at {self.library_path}"
 
 
+def _own_key(headers: Mapping[str, str] | None) -> str:
+    """The caller's own Screvi key from the request headers ("" when none was sent)."""
+    return headers.get(CLIENT_KEY_HEADER, "").strip() if headers else ""
+
+
 def _session_key(ctx: Context) -> str:
     """Which MCP session a call belongs to: the unit of the rate limit's fair share."""
     try:
@@ -109,6 +114,9 @@ class Backend:
 
     async def shared_client(self) -> ScreviClient:
         # Built on first use, never at start-up: `initialize` must not wait for the library.
+        client = self._client
+        if client is not None:  # every call after the first: no lock to take
+            return client
         async with self._lock:
             if self._client is None:
                 self._client = await self._build()
@@ -117,7 +125,7 @@ class Backend:
     @asynccontextmanager
     async def client(self, headers: Mapping[str, str] | None = None) -> AsyncIterator[ScreviClient]:
         """The client for one tool call: the caller's own key if it sent one, else shared."""
-        own_key = (headers or {}).get(CLIENT_KEY_HEADER, "").strip() if headers else ""
+        own_key = _own_key(headers)
         if not own_key:
             yield await self.shared_client()
             return
@@ -134,10 +142,19 @@ class Backend:
 
         `target` names what the call's id refers to, for not-found messages.
         """
-        async with tool_errors(target), self.client(ctx.headers) as client:
-            # Each MCP session (stdio: the one session) gets a fair share of the rate limit.
-            with share_key(_session_key(ctx)), call_deadline(self.config.call_deadline):
-                yield client
+        # `client()` inlined: this runs on every tool call, and each context manager costs.
+        async with tool_errors(target):
+            own_key = _own_key(ctx.headers)
+            client = await self.shared_client()
+            if own_key:
+                client = client.with_api_key(own_key)
+            try:
+                # Each MCP session (stdio: the one session) gets a fair share of the rate limit.
+                with share_key(_session_key(ctx)), call_deadline(self.config.call_deadline):
+                    yield client
+            finally:
+                if own_key:
+                    await client.aclose()
 
     async def aclose(self) -> None:
         async with self._lock:
