@@ -56,7 +56,7 @@ def _local_service(path: Path, ids: list[str], iterations: int) -> list[float]:
 
 
 async def _client(path: Path, ids: list[str], iterations: int) -> list[float]:
-    from screvi_mcp.server.backend import embedded_client
+    from screvi_mcp.embedded import embedded_client
 
     cycle = itertools.cycle(ids)
     async with await embedded_client(path) as client:

@@ -3,6 +3,7 @@
 - HTTP binds 127.0.0.1 by default, with DNS-rebinding protection (a bad Host gets 421).
 - Binding anywhere else refuses to start without an auth token; with a token, every request
   but `/health` must carry `Authorization: Bearer <token>` or gets 401.
+- A request body over `max_body_bytes` (32 MiB) is answered 413 with a JSON-RPC error.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from screvi_mcp.server.backend import Backend
+from screvi_mcp.server.body_limit import MAX_MCP_BODY_BYTES, RequestBodyLimit
 
 log = logging.getLogger("screvi_mcp.server")
 
@@ -35,6 +37,7 @@ class HttpOptions:
     stateless: bool = False
     auth_token: str | None = None
     allowed_hosts: list[str] = field(default_factory=list)
+    max_body_bytes: int = MAX_MCP_BODY_BYTES
 
 
 def is_loopback(host: str) -> bool:
@@ -119,18 +122,27 @@ class BearerTokenGate:
 
 
 def http_app(mcp: MCPServer, transport: Transport, options: HttpOptions) -> ASGIApp:
-    """The ASGI app for an HTTP transport, with /health and the token gate."""
+    """The ASGI app for an HTTP transport, with /health, the body bound and the token gate
+    (outermost: nobody without the token gets a body read)."""
     security = transport_security(options)
+    # The SDK's own bound (4 MiB by default) is set to ours, which answers first and better.
+    limit = options.max_body_bytes
     starlette: Starlette
     if transport == "sse":
-        starlette = mcp.sse_app(transport_security=security, host=options.host)
+        starlette = mcp.sse_app(
+            transport_security=security, host=options.host, max_request_body_size=limit
+        )
     else:
         starlette = mcp.streamable_http_app(
-            stateless_http=options.stateless, transport_security=security, host=options.host
+            stateless_http=options.stateless,
+            transport_security=security,
+            host=options.host,
+            max_request_body_size=limit,
         )
+    app: ASGIApp = RequestBodyLimit(starlette, limit)
     if options.auth_token:
-        return BearerTokenGate(starlette, options.auth_token)
-    return starlette
+        return BearerTokenGate(app, options.auth_token)
+    return app
 
 
 def add_health_route(mcp: MCPServer) -> None:
