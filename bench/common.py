@@ -39,6 +39,10 @@ class Settings:
     ingest_count: int
     http_seconds: float
     http_clients: int = 8
+    # Streamable HTTP: the client counts compared, and how many times each pair of servers
+    # takes turns (A/B, alternating, so that a change in the machine's load hits both).
+    http_client_counts: tuple[int, ...] = (8, 32)
+    http_rounds: int = 2
     use_cache: bool = True
     # Highlights in the generated Kindle clippings file of the `import` section.
     import_count: int = 20_000
@@ -68,6 +72,7 @@ class Settings:
             search_queries=10,
             ingest_count=50,
             http_seconds=0.5,
+            http_rounds=1,
             use_cache=use_cache,
             import_count=50,
         )

@@ -1,15 +1,19 @@
-"""Section 5: streamable HTTP with 8 concurrent clients, calls per second.
+"""Section 5: streamable HTTP with 8 and 32 concurrent clients, calls per second.
 
-Each server runs as its own process on a free 127.0.0.1 port; 8 SDK clients (one session
-each, as 8 agents would have) call one tool in a loop for a fixed time. The minimal server
-answers `echo`; screvi-mcp answers `get_highlight` from the embedded library. The clients
-run in this process, so on 2 cores they compete with the server for CPU: the ratio between
-the two servers is the figure to read, not the absolute rate.
+Each server runs as its own process on a free 127.0.0.1 port; N SDK clients (one session
+each, as N agents would have) call one tool in a loop for a fixed time. The minimal server
+answers `echo`; screvi-mcp answers `get_highlight` from the embedded library. Both servers
+stay up and take turns (minimal, screvi, minimal, screvi, ...) so that a change in the
+machine's load hits both alike; each figure is the total over its rounds. The clients run
+in this process, so on 2 cores they compete with the servers for CPU: the ratio between the
+two servers is the figure to read, not the absolute rate. The server's own CPU time per
+call (all its threads, from /proc) is the steadier measure of its cost under load.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -37,9 +41,11 @@ async def _load(
     arguments: Callable[[], dict[str, Any]],
     clients: int,
     seconds: float,
+    server_pid: int | None = None,
 ) -> dict[str, Any]:
     """`clients` sessions calling `tool` for `seconds`; several `url`s share the clients
-    round-robin, as a load balancer would spread sessions over worker processes."""
+    round-robin, as a load balancer would spread sessions over worker processes. With
+    `server_pid`, the server process's CPU seconds over the timed window are counted too."""
     from mcp import Client
 
     urls = [url] if isinstance(url, str) else url
@@ -65,20 +71,59 @@ async def _load(
                 counts[number] += 1
 
     started = 0.0
+    cpu_before: float | None = None
     async with anyio.create_task_group() as group:
         for number in range(clients):
             group.start_soon(worker, number)
         await start_gate.wait()
         started = time.perf_counter()
+        cpu_before = process_cpu_seconds(server_pid)
     elapsed = time.perf_counter() - started
+    cpu_after = process_cpu_seconds(server_pid)
     total = sum(counts)
-    return {
+    out = {
         "clients": clients,
         "seconds": round(elapsed, 2),
         "calls": total,
         "errors": sum(errors),
         "calls_per_s": round(total / elapsed, 1),
     }
+    if cpu_before is not None and cpu_after is not None and total:
+        out["server_cpu_s"] = round(cpu_after - cpu_before, 3)
+    return out
+
+
+def process_cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of process `pid` (all threads), from /proc; None elsewhere."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _combined(windows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One figure from several timed windows of the same server and client count."""
+    seconds = sum(window["seconds"] for window in windows)
+    calls = sum(window["calls"] for window in windows)
+    out: dict[str, Any] = {
+        "clients": windows[0]["clients"],
+        "rounds": len(windows),
+        "seconds": round(seconds, 2),
+        "calls": calls,
+        "errors": sum(window["errors"] for window in windows),
+        "calls_per_s": round(calls / seconds, 1) if seconds else 0.0,
+        "calls_per_s_by_round": [window["calls_per_s"] for window in windows],
+    }
+    if calls and all("server_cpu_s" in window for window in windows):
+        cpu = sum(window["server_cpu_s"] for window in windows)
+        out["server_cpu_ms_per_call"] = round(cpu * 1000 / calls, 3)
+    return out
+
+
 
 
 def _serve(command: list[str], port: int) -> subprocess.Popen[bytes]:
@@ -112,42 +157,62 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def run(settings: Settings, path: Path, ids: list[str]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    port = free_port()
-    process = _serve([PYTHON, str(BENCH_DIR / "minimal_server.py"), "--http", str(port)], port)
-    try:
-        log("streamable HTTP: minimal server")
-        result["minimal"] = anyio.run(
-            _load,
-            f"http://127.0.0.1:{port}/mcp",
+    cycle = itertools.cycle(ids)
+    plans: dict[str, tuple[list[str], str, Callable[[], dict[str, Any]]]] = {
+        "minimal": (
+            [PYTHON, str(BENCH_DIR / "minimal_server.py"), "--http"],
             "echo",
             lambda: {"text": "hello"},
-            settings.http_clients,
-            settings.http_seconds,
-        )
-    finally:
-        _stop(process)
-    port = free_port()
-    process = _serve(
-        [SCREVI_MCP, "--transport", "streamable-http", "--port", str(port), "--library", str(path)],
-        port,
-    )
-    cycle = itertools.cycle(ids)
-    try:
-        log("streamable HTTP: screvi-mcp")
-        result["screvi"] = anyio.run(
-            _load,
-            f"http://127.0.0.1:{port}/mcp",
+        ),
+        "screvi": (
+            [SCREVI_MCP, "--transport", "streamable-http", "--library", str(path), "--port"],
             "get_highlight",
             lambda: {"highlight_id": next(cycle)},
-            settings.http_clients,
-            settings.http_seconds,
-        )
+        ),
+    }
+    ports = {name: free_port() for name in plans}
+    processes: dict[str, subprocess.Popen[bytes]] = {}
+    windows: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    try:
+        for name, (command, _, _) in plans.items():
+            processes[name] = _serve([*command, str(ports[name])], ports[name])
+        for clients in settings.http_client_counts:
+            for round_number in range(settings.http_rounds):
+                for name, (_, tool, arguments) in plans.items():
+                    log(f"streamable HTTP: {name}, {clients} clients, round {round_number + 1}")
+                    windows.setdefault((name, clients), []).append(
+                        anyio.run(
+                            _load,
+                            f"http://127.0.0.1:{ports[name]}/mcp",
+                            tool,
+                            arguments,
+                            clients,
+                            settings.http_seconds,
+                            processes[name].pid,
+                        )
+                    )
     finally:
-        _stop(process)
-    result["screvi"]["ratio_to_minimal"] = ratio(
-        result["screvi"]["calls_per_s"], result["minimal"]["calls_per_s"]
-    )
+        for process in processes.values():
+            _stop(process)
+    by_clients: dict[str, Any] = {}
+    for clients in settings.http_client_counts:
+        minimal = _combined(windows[("minimal", clients)])
+        screvi = _combined(windows[("screvi", clients)])
+        screvi["ratio_to_minimal"] = ratio(screvi["calls_per_s"], minimal["calls_per_s"])
+        if "server_cpu_ms_per_call" in screvi and "server_cpu_ms_per_call" in minimal:
+            # Inverted so that, like the rate ratio, 1.0 is as cheap as the minimal server.
+            screvi["cpu_ratio_to_minimal"] = ratio(
+                minimal["server_cpu_ms_per_call"], screvi["server_cpu_ms_per_call"]
+            )
+        by_clients[str(clients)] = {"minimal": minimal, "screvi": screvi}
+    first = by_clients[str(settings.http_client_counts[0])]
+    result: dict[str, Any] = {
+        # The first client count (8) also under the keys earlier runs used.
+        "minimal": first["minimal"],
+        "screvi": first["screvi"],
+        "by_clients": by_clients,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
     result["scale_out"] = _scale_out(settings, path, ids)
     return result
 
