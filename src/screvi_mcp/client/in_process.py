@@ -56,7 +56,11 @@ class InProcessResponse(httpx.Response):
         url: str,
     ) -> None:
         status, headers, content = answer
-        super().__init__(status, headers=headers, content=content)
+        # Given as a stream and marked read, the body skips httpx's decoder pipeline: it
+        # arrives whole and unencoded, as the app rendered it.
+        super().__init__(status, headers=headers, stream=httpx.ByteStream(content))
+        self._content = content
+        self.is_stream_consumed = True
         self._method = method
         self._url = url
 
