@@ -52,6 +52,7 @@ async def _load(
 
     counts = [0] * clients
     errors = [0] * clients
+    first_error: list[str] = []
     start_gate = anyio.Event()
     ready = [0]
     deadline = [0.0]
@@ -66,9 +67,13 @@ async def _load(
             await start_gate.wait()
             while time.perf_counter() < deadline[0]:
                 result = await client.call_tool(tool, arguments())
-                if result.is_error:
+                if result.is_error:  # e.g. [rate_limited]: an answer, but not a call served
                     errors[number] += 1
-                counts[number] += 1
+                    if not first_error:
+                        block = result.content[0] if result.content else None
+                        first_error.append(str(getattr(block, "text", block))[:200])
+                else:
+                    counts[number] += 1
 
     started = 0.0
     cpu_before: float | None = None
@@ -81,13 +86,16 @@ async def _load(
     elapsed = time.perf_counter() - started
     cpu_after = process_cpu_seconds(server_pid)
     total = sum(counts)
-    out = {
+    # Calls answered without an error; errors are counted apart and never in the rate.
+    out: dict[str, Any] = {
         "clients": clients,
         "seconds": round(elapsed, 2),
         "calls": total,
         "errors": sum(errors),
         "calls_per_s": round(total / elapsed, 1),
     }
+    if first_error:
+        out["first_error"] = first_error[0]
     if cpu_before is not None and cpu_after is not None and total:
         out["server_cpu_s"] = round(cpu_after - cpu_before, 3)
     return out
