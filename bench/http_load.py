@@ -24,6 +24,7 @@ import anyio
 
 from bench.common import (
     BENCH_DIR,
+    BENCH_RATE_LIMIT,
     PYTHON,
     SCREVI_MCP,
     Settings,
@@ -279,6 +280,9 @@ def _scale_out(settings: Settings, path: Path, ids: list[str]) -> dict[str, Any]
             mcp_port,
             SCREVI_API_KEY=key,
             SCREVI_BASE_URL=f"http://127.0.0.1:{api_port}/api/v1",
+            # The stand-in allows what the library's setting says (BENCH_RATE_LIMIT); the
+            # client's own limiter would otherwise hold it to the hosted API's 100 a minute.
+            SCREVI_RATE_LIMIT=str(BENCH_RATE_LIMIT),
         )
         try:
             measure("hosted_1_worker", [f"http://127.0.0.1:{mcp_port}/mcp"])

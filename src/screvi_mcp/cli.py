@@ -44,6 +44,11 @@ _ENVIRONMENT = (
         config.MAX_RATE_WAIT_ENV,
         "seconds a call may wait at the client's rate limiter before [rate_limited] (default 5)",
     ),
+    (
+        config.RATE_LIMIT_ENV,
+        "hosted mode: requests per minute per key the client keeps under (default 100, the "
+        "hosted API's)",
+    ),
 )
 ENVIRONMENT_HELP = "\n".join(
     [
@@ -146,6 +151,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         call_deadline = config.seconds_from_env(config.CALL_DEADLINE_ENV, DEFAULT_CALL_DEADLINE)
         max_rate_wait = config.seconds_from_env(config.MAX_RATE_WAIT_ENV, DEFAULT_MAX_RATE_WAIT)
+        rate_limit = config.per_minute_from_env(config.RATE_LIMIT_ENV)
     except ValueError as bad:
         print(f"screvi-mcp: {bad}", file=sys.stderr)
         return 2
@@ -163,6 +169,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             library_path=None if api_key else _checked_library_path(args, embedded_server=True),
             call_deadline=call_deadline,
             max_rate_wait=max_rate_wait,
+            rate_limit=rate_limit,
         )
     options = HttpOptions(
         host=args.host,

@@ -16,6 +16,8 @@ BASE_URL_ENV = "SCREVI_BASE_URL"
 # Bounds of one tool call, in seconds (defaults in client/deadline.py and client/ratelimit.py).
 CALL_DEADLINE_ENV = "SCREVI_CALL_DEADLINE"
 MAX_RATE_WAIT_ENV = "SCREVI_MAX_RATE_WAIT"
+# Requests per minute per key the client keeps under in hosted mode (default: the API's 100).
+RATE_LIMIT_ENV = "SCREVI_RATE_LIMIT"
 API_ROOT_PATH = "/api/v1"
 
 
@@ -73,3 +75,16 @@ def seconds_from_env(name: str, default: float) -> float:
     if not 0 < value < 86400:
         raise ValueError(f"{name} must be a number of seconds above 0, got {raw!r}")
     return value
+
+
+def per_minute_from_env(name: str) -> int | None:
+    """A positive whole number of requests per minute from the environment, else None.
+
+    Raises ValueError naming the variable when it is set to anything else.
+    """
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or not 0 < int(raw) <= 1_000_000:
+        raise ValueError(f"{name} must be a whole number of requests per minute, got {raw!r}")
+    return int(raw)

@@ -46,6 +46,8 @@ class BackendConfig:
     call_deadline: float | None = DEFAULT_CALL_DEADLINE
     # The longest one request waits at the client's rate limiter before `rate_limited`.
     max_rate_wait: float | None = DEFAULT_MAX_RATE_WAIT
+    # Hosted: requests per minute per key the client keeps under (None: the API's 100).
+    rate_limit: int | None = None
     mirror_path: Path | None = None
     # A `screvi_mcp.mirror.serving.FreshnessPolicy`; None for its defaults.
     mirror_policy: Any = None
@@ -108,6 +110,8 @@ class Backend:
         if config.hosted:
             if config.base_url:
                 options["base_url"] = config.base_url
+            if config.rate_limit:
+                options["rate_limit"] = config.rate_limit
             return ScreviClient.hosted(config.api_key or "", **options)
         assert config.library_path is not None
         return await embedded_client(config.library_path, **options)
