@@ -131,6 +131,7 @@ async def test_requests_outside_the_api_pipeline_are_left_to_http(
         ("GET", "http://screvi.embedded/skill.md"),  # not a pipeline endpoint
         ("GET", f"{BASE}/highlights/../tags"),  # dot segments: httpx normalizes them
         ("HEAD", f"{BASE}/tags"),
+        ("GET", f"{BASE}/highlights/ünquoted"),  # not a URL httpx would send as is
     ]:
         assert await library.handle_in_process(method, url, "", pairs, b"") is None, url
 

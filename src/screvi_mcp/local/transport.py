@@ -181,8 +181,12 @@ class EmbeddedLibrary(httpx.AsyncBaseTransport):
         parts = urlsplit(url)
         if method == "HEAD" or "/." in parts.path:
             return None  # HEAD strips bodies, dot segments are normalized: HTTP's business
-        headers = [(b"host", parts.netloc.encode("ascii"))]
-        headers += [(name.lower().encode("latin-1"), val.encode("latin-1")) for name, val in pairs]
+        try:
+            headers = [(b"host", parts.netloc.encode("ascii"))]
+            headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in pairs]
+            raw_path, query_string = parts.path.encode("ascii"), query.encode("ascii")
+        except UnicodeEncodeError:
+            return None  # what httpx makes of such a request is its business too
         scope: Scope = {
             "type": "http",
             "asgi": {"version": "3.0"},
@@ -191,8 +195,8 @@ class EmbeddedLibrary(httpx.AsyncBaseTransport):
             "headers": headers,
             "scheme": parts.scheme,
             "path": unquote(parts.path),
-            "raw_path": parts.path.encode("ascii"),
-            "query_string": query.encode("ascii"),
+            "raw_path": raw_path,
+            "query_string": query_string,
             "server": (parts.hostname, parts.port),
             "client": _CLIENT_ADDRESS,
             "root_path": "",
