@@ -11,6 +11,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 from client_testkit import ClientFactory, Keys
@@ -339,6 +340,12 @@ async def test_article_body_without_highlights_from_a_server_that_ignores_it(
     async with ScreviClient(**settings, retry=RetryPolicy(max_retries=0)) as client:
         saved = await client.save_article(ARTICLE_URL)
         await client.create_highlight("A line from the essay", article_id=saved.id)
+        # The fetch worker settles the article first (here: fails it, the address being
+        # loopback); otherwise the two reads may straddle that change.
+        worker = library.app.state.article_worker
+        worker.wake()
+        with anyio.fail_after(30):  # a bound against hanging only
+            await worker.wait_idle()
         body = await client.get_article(saved.id, highlights=False)
         full = await client.get_article(saved.id)
     assert server.preferences[-2:] == ["omit-highlights", None]
