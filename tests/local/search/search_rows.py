@@ -70,7 +70,7 @@ class LibraryRows:
     def wait_until_embedded(self) -> None:
         index = semantic_index_for(self.library)
         if index is not None:
-            assert index.wait_until_embedded(60), "the embedding queue did not drain"
+            assert index.wait_until_embedded(180), "the embedding queue did not drain"
 
     def _tag(self, conn: sqlite3.Connection, highlight_id: str, name: str) -> None:
         row = conn.execute("SELECT id FROM tags WHERE name_key = ?", (name.lower(),)).fetchone()

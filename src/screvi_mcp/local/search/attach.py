@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.search import keyword_only, registry
+from screvi_mcp.local.search import keyword_only, multilingual, registry
 
 if TYPE_CHECKING:
     from screvi_mcp.local.search.index import SemanticIndex
@@ -79,6 +79,7 @@ def attach_semantic_index(
         _queue_missing(index)
         index.worker.drain()
     library.on_close(index.worker.stop)
+    multilingual.attach(library, backfill=backfill)
     # In the background, even finding what lacks a vector (a scan of every highlight) is
     # left to the worker's thread: opening stays as quick as loading the matrix.
     index.worker.start(first=lambda: _queue_missing(index) if backfill == "background" else None)
@@ -127,6 +128,7 @@ def embed_waiting_highlights(library: Library) -> bool:
     _queue_missing(index)
     index.worker.drain()  # on this thread, beside the worker's own round if one is running
     index.wait_until_embedded(DRAIN_WAIT_SECONDS)
+    multilingual.embed_waiting(library)
     detach_semantic_index(library)
     return True
 
@@ -146,6 +148,7 @@ def stderr_progress_bar(stream: TextIO | None = None, width: int = 40) -> Progre
 
 
 def detach_semantic_index(library: Library) -> None:
+    multilingual.detach(library)
     index = _attached(library)
     library.listeners[:] = [each for each in library.listeners if each is not index]
     registry.unregister(library)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from screvi_mcp.local.search.embedding_text import embedding_text, text_hash
+from screvi_mcp.local.search.vector_tables import MINILM_TABLES, VectorTables
 from screvi_mcp.local.search.vectors import Matrix
 
 MODEL_SETTING = "search.embedding_model"
@@ -39,18 +40,26 @@ def live_texts(conn: sqlite3.Connection, seqs: list[int]) -> list[HighlightText]
     return texts
 
 
-def stored_hashes(conn: sqlite3.Connection, model: str, seqs: list[int]) -> dict[int, str]:
+def stored_hashes(
+    conn: sqlite3.Connection, model: str, seqs: list[int], tables: VectorTables = MINILM_TABLES
+) -> dict[int, str]:
     rows = conn.execute(
-        "SELECT seq, text_hash FROM highlight_embeddings"
+        f"SELECT seq, text_hash FROM {tables.vectors}"
         " WHERE model = ? AND seq IN (SELECT value FROM json_each(?))",
         (model, json.dumps(seqs)),
     )
     return {int(row[0]): str(row[1]) for row in rows}
 
 
-def save(conn: sqlite3.Connection, model: str, texts: list[HighlightText], vectors: Matrix) -> None:
+def save(
+    conn: sqlite3.Connection,
+    model: str,
+    texts: list[HighlightText],
+    vectors: Matrix,
+    tables: VectorTables = MINILM_TABLES,
+) -> None:
     conn.executemany(
-        "INSERT INTO highlight_embeddings(seq, model, text_hash, vector) VALUES (?, ?, ?, ?)"
+        f"INSERT INTO {tables.vectors}(seq, model, text_hash, vector) VALUES (?, ?, ?, ?)"
         " ON CONFLICT(seq) DO UPDATE SET model = excluded.model,"
         " text_hash = excluded.text_hash, vector = excluded.vector",
         [
@@ -60,43 +69,53 @@ def save(conn: sqlite3.Connection, model: str, texts: list[HighlightText], vecto
     )
 
 
-def latest_change(conn: sqlite3.Connection) -> int:
+def latest_change(conn: sqlite3.Connection, tables: VectorTables = MINILM_TABLES) -> int:
     """The id of the newest embedding write (0 when none is logged)."""
-    return int(conn.execute("SELECT coalesce(max(id), 0) FROM embedding_changes").fetchone()[0])
+    return int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {tables.changes}").fetchone()[0])
 
 
-def oldest_change(conn: sqlite3.Connection) -> int | None:
-    row = conn.execute("SELECT min(id) FROM embedding_changes").fetchone()
+def oldest_change(conn: sqlite3.Connection, tables: VectorTables = MINILM_TABLES) -> int | None:
+    row = conn.execute(f"SELECT min(id) FROM {tables.changes}").fetchone()
     return None if row[0] is None else int(row[0])
 
 
-def changes_after(conn: sqlite3.Connection, after: int) -> list[tuple[int, int]]:
+def changes_after(
+    conn: sqlite3.Connection, after: int, tables: VectorTables = MINILM_TABLES
+) -> list[tuple[int, int]]:
     """(change id, seq) of every embedding write after change `after`, oldest first."""
     rows = conn.execute(
-        "SELECT id, seq FROM embedding_changes WHERE id > ? ORDER BY id", (after,)
+        f"SELECT id, seq FROM {tables.changes} WHERE id > ? ORDER BY id", (after,)
     ).fetchall()
     return [(int(row[0]), int(row[1])) for row in rows]
 
 
-def prune_changes(conn: sqlite3.Connection, keep: int) -> None:
+def prune_changes(
+    conn: sqlite3.Connection, keep: int, tables: VectorTables = MINILM_TABLES
+) -> None:
     conn.execute(
-        "DELETE FROM embedding_changes WHERE id <= (SELECT max(id) FROM embedding_changes) - ?",
+        f"DELETE FROM {tables.changes} WHERE id <= (SELECT max(id) FROM {tables.changes}) - ?",
         (keep,),
     )
 
 
-def delete_other_models(conn: sqlite3.Connection, model: str) -> None:
-    conn.execute("DELETE FROM highlight_embeddings WHERE model != ?", (model,))
+def delete_other_models(
+    conn: sqlite3.Connection, model: str, tables: VectorTables = MINILM_TABLES
+) -> None:
+    conn.execute(f"DELETE FROM {tables.vectors} WHERE model != ?", (model,))
 
 
-def delete(conn: sqlite3.Connection, seqs: list[int]) -> None:
+def delete(
+    conn: sqlite3.Connection, seqs: list[int], tables: VectorTables = MINILM_TABLES
+) -> None:
     conn.execute(
-        "DELETE FROM highlight_embeddings WHERE seq IN (SELECT value FROM json_each(?))",
+        f"DELETE FROM {tables.vectors} WHERE seq IN (SELECT value FROM json_each(?))",
         (json.dumps(seqs),),
     )
 
 
-def load_live(conn: sqlite3.Connection, model: str, dimensions: int) -> tuple[list[int], Matrix]:
+def load_live(
+    conn: sqlite3.Connection, model: str, dimensions: int, tables: VectorTables = MINILM_TABLES
+) -> tuple[list[int], Matrix]:
     """Every stored vector of `model` for a live highlight, as one matrix.
 
     Read without joins and with plain tuples: at 100k highlights this is the whole cost of
@@ -106,14 +125,14 @@ def load_live(conn: sqlite3.Connection, model: str, dimensions: int) -> tuple[li
     """
     dead = dead_seqs(conn)
     count = int(
-        conn.execute("SELECT count(*) FROM highlight_embeddings WHERE model = ?", (model,))
+        conn.execute(f"SELECT count(*) FROM {tables.vectors} WHERE model = ?", (model,))
         .fetchone()[0]
     )
     matrix: Matrix = np.empty((count, dimensions), dtype=np.float32)
     seqs: list[int] = []
     cursor = conn.cursor()
     cursor.row_factory = None
-    cursor.execute("SELECT seq, vector FROM highlight_embeddings WHERE model = ?", (model,))
+    cursor.execute(f"SELECT seq, vector FROM {tables.vectors} WHERE model = ?", (model,))
     while True:
         block = cursor.fetchmany(4096)
         if not block:
@@ -140,11 +159,15 @@ def dead_seqs(conn: sqlite3.Connection) -> set[int]:
 
 
 def load_vectors(
-    conn: sqlite3.Connection, model: str, dimensions: int, seqs: list[int]
+    conn: sqlite3.Connection,
+    model: str,
+    dimensions: int,
+    seqs: list[int],
+    tables: VectorTables = MINILM_TABLES,
 ) -> tuple[list[int], Matrix]:
     """Stored vectors of `model` for those of `seqs` that have one."""
     rows = conn.execute(
-        "SELECT seq, vector FROM highlight_embeddings"
+        f"SELECT seq, vector FROM {tables.vectors}"
         " WHERE model = ? AND seq IN (SELECT value FROM json_each(?))",
         (model, json.dumps(seqs)),
     ).fetchall()
@@ -156,11 +179,13 @@ def _matrix(rows: list[Any], dimensions: int) -> Matrix:
     return np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dimensions)
 
 
-def missing_seqs(conn: sqlite3.Connection, model: str) -> list[int]:
+def missing_seqs(
+    conn: sqlite3.Connection, model: str, tables: VectorTables = MINILM_TABLES
+) -> list[int]:
     """Live highlights without a vector from `model`."""
     rows = conn.execute(
         "SELECT h.seq FROM highlights h LEFT JOIN sources s ON s.id = h.source_id"
-        " LEFT JOIN highlight_embeddings e ON e.seq = h.seq AND e.model = ?"
+        f" LEFT JOIN {tables.vectors} e ON e.seq = h.seq AND e.model = ?"
         " WHERE e.seq IS NULL AND h.deleted_at IS NULL"
         " AND (h.source_id IS NULL OR s.deleted_at IS NULL) ORDER BY h.seq",
         (model,),

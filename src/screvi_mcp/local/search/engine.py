@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE, MAX_SEARCH_PER_PAGE
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.search import concurrent_sides
+from screvi_mcp.local.search import concurrent_sides, multilingual
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.fusion import (
     FusedHit,
@@ -87,7 +87,12 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
         finally:
             keyword = keyword_side.result()
     fused = lead_with_source(
-        reciprocal_rank_fusion(keyword, semantic),
+        reciprocal_rank_fusion(
+            keyword,
+            semantic,
+            later=multilingual_later(library, query) if index is not None else None,
+            later_offset=multilingual.LATER_OFFSET,
+        ),
         named_source_side(library, query),
         NAMED_SOURCE_LEAD,
     )
@@ -115,6 +120,13 @@ def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     if not text:
         return []
     min_relevance = min(max(query.min_relevance, 0.0), 1.0)
+    # A query in another language than English is ranked by the multilingual model alone
+    # (multilingual.py); None when it is English or that model is not installed.
+    routed = multilingual.query_ranking(
+        library, text, query.filters(), min_relevance, CANDIDATES_PER_SIDE
+    )
+    if routed is not None:
+        return routed
     matches = index.semantic_ranking(
         library.connection(), text, query.filters(), min_relevance, CANDIDATES_PER_SIDE
     )
@@ -128,6 +140,12 @@ def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     ):
         return []
     return matches
+
+
+def multilingual_later(library: Library, query: SearchQuery) -> list[SemanticMatch]:
+    """An English query's non-English matches, fused after the English ones."""
+    min_relevance = min(max(query.min_relevance, 0.0), 1.0)
+    return multilingual.later_matches(library, query.q.strip(), query.filters(), min_relevance)
 
 
 def named_source_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:

@@ -34,13 +34,28 @@ class FusedHit:
 
 
 def reciprocal_rank_fusion(
-    keyword: list[int], semantic: list[SemanticMatch], k: int = RRF_K
+    keyword: list[int],
+    semantic: list[SemanticMatch],
+    k: int = RRF_K,
+    later: list[SemanticMatch] | None = None,
+    later_offset: int = 0,
 ) -> list[FusedHit]:
-    """Both rankings merged, best first; ties broken by cosine, then by keyword rank."""
+    """Both rankings merged, best first; ties broken by cosine, then by keyword rank.
+
+    `later` is a further semantic ranking whose first entry counts as rank
+    `later_offset + 1` (the multilingual model's non-English matches for an English query,
+    multilingual.py); a highlight in both semantic lists reports the first one's scores.
+    """
     keyword_rank = {seq: rank for rank, seq in enumerate(keyword, start=1)}
     semantic_rank = {match.seq: (rank, match) for rank, match in enumerate(semantic, start=1)}
+    later_rank = {
+        match.seq: (rank + later_offset, match)
+        for rank, match in enumerate(later or [], start=1)
+    }
     hits: list[FusedHit] = []
-    for seq in dict.fromkeys([*keyword, *(match.seq for match in semantic)]):
+    for seq in dict.fromkeys(
+        [*keyword, *(match.seq for match in semantic), *(match.seq for match in later or [])]
+    ):
         score = 0.0
         k_rank = keyword_rank.get(seq)
         if k_rank is not None:
@@ -48,6 +63,10 @@ def reciprocal_rank_fusion(
         s_entry = semantic_rank.get(seq)
         if s_entry is not None:
             score += 1.0 / (k + s_entry[0])
+        l_entry = later_rank.get(seq)
+        if l_entry is not None:
+            score += 1.0 / (k + l_entry[0])
+            s_entry = s_entry or l_entry
         hits.append(FusedHit(seq, score, s_entry[1] if s_entry else None, k_rank))
     hits.sort(
         key=lambda hit: (

@@ -15,18 +15,19 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.search import embedding_queue, embedding_rows
+from screvi_mcp.local.search import embedding_queue, embedding_rows, multilingual
 from screvi_mcp.local.search.calibration import Calibration
-from screvi_mcp.local.search.embedder import Embedder
 from screvi_mcp.local.search.embedding_rows import HighlightText
 from screvi_mcp.local.search.embedding_text import RECIPE
 from screvi_mcp.local.search.embedding_worker import EmbeddingWorker
 from screvi_mcp.local.search.filters import Filters, admitted_seqs
 from screvi_mcp.local.search.fusion import SemanticMatch
+from screvi_mcp.local.search.vector_tables import MINILM_TABLES, VectorTables
 from screvi_mcp.local.search.vectors import VectorMatrix
 from screvi_mcp.local.search.verifier import Verifier
 
@@ -53,11 +54,24 @@ STOP_CHECK_TEXTS = 32
 Progress = Callable[[int, int], None]
 
 
+class TextEmbedder(Protocol):
+    """What the index needs of a model: `embed` turns highlight texts into L2-normalised
+    float32 rows (MiniLM's `Embedder`, or the multilingual model's adapter)."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
 class WorkerStopped(Exception):
     """The library is closing: the round is abandoned and its rows stay queued."""
 
 
-def index_model_id(embedder: Embedder) -> str:
+def index_model_id(embedder: TextEmbedder) -> str:
     """What the library records as "embedded by": the weights and the text recipe."""
     return f"{embedder.model_id}/{RECIPE}"
 
@@ -66,11 +80,13 @@ class SemanticIndex:
     def __init__(
         self,
         library: Library,
-        embedder: Embedder,
+        embedder: TextEmbedder,
         calibration: Calibration,
         verifier: Verifier,
+        tables: VectorTables = MINILM_TABLES,
     ) -> None:
         self.library = library
+        self.tables = tables
         self.embedder = embedder
         self.calibration = calibration
         self.verifier = verifier
@@ -104,23 +120,25 @@ class SemanticIndex:
         conn = self.library.connection()
         # Read the log position first: a write landing during the load is applied twice at
         # worst, never missed.
-        seen = embedding_rows.latest_change(conn)
-        seqs, vectors = embedding_rows.load_live(conn, self.model_id, self.embedder.dimensions)
+        seen = embedding_rows.latest_change(conn, self.tables)
+        seqs, vectors = embedding_rows.load_live(
+            conn, self.model_id, self.embedder.dimensions, self.tables
+        )
         self.matrix.replace_all(seqs, vectors)
         self._seen_change = seen
 
     def sync(self, conn: sqlite3.Connection) -> None:
         """Apply vectors other processes wrote since we last looked: one cheap query when
         nothing changed."""
-        if embedding_rows.latest_change(conn) <= self._seen_change:
+        if embedding_rows.latest_change(conn, self.tables) <= self._seen_change:
             return
         with self._sync_lock:
-            oldest = embedding_rows.oldest_change(conn)
+            oldest = embedding_rows.oldest_change(conn, self.tables)
             if oldest is not None and oldest > self._seen_change + 1:
                 log.info("the embedding change log moved past this process; reloading")
                 self.load()
                 return
-            changes = embedding_rows.changes_after(conn, self._seen_change)
+            changes = embedding_rows.changes_after(conn, self._seen_change, self.tables)
             if not changes:
                 return
             with self._write_lock:
@@ -142,16 +160,16 @@ class SemanticIndex:
         """Queue what the commit did not queue itself, and wake the worker: never embeds
         here, so the write that called us answers at once."""
         conn = library.connection()
-        unqueued = sorted(set(seqs) - embedding_queue.queued_among(conn, seqs))
+        unqueued = sorted(set(seqs) - embedding_queue.queued_among(conn, seqs, self.tables))
         if unqueued:  # creates and edits were queued by triggers; a source rename was not
             with library.write() as write_conn:
-                embedding_queue.enqueue(write_conn, unqueued)
+                embedding_queue.enqueue(write_conn, unqueued, self.tables)
         self.worker.wake()
 
     def highlights_removed(self, library: Library, seqs: list[int]) -> None:
         self.matrix.remove(seqs)
         with self._write_lock, library.write() as conn:
-            embedding_rows.delete(conn, seqs)
+            embedding_rows.delete(conn, seqs, self.tables)
 
     def embed(self, seqs: list[int], progress: Progress | None = None) -> int:
         """Embed, on this thread, those of `seqs` whose text has no current vector; returns
@@ -168,10 +186,10 @@ class SemanticIndex:
     def embed_queued(self, claim: str, limit: int = QUEUE_CLAIM) -> int:
         """One round of the queue: claim up to `limit` rows, embed, store, remove them.
         Returns how many rows were claimed (0: nothing is waiting that we may take)."""
-        if not embedding_queue.claimable(self.library.connection()):
+        if not embedding_queue.claimable(self.library.connection(), self.tables):
             return 0  # the idle poll stays a read: no write lock taken for nothing
         with self.library.write() as conn:
-            seqs = embedding_queue.claim(conn, claim, limit)
+            seqs = embedding_queue.claim(conn, claim, limit, self.tables)
         if not seqs:
             return 0
         try:
@@ -179,13 +197,13 @@ class SemanticIndex:
         except BaseException:
             if not self.library.closed:
                 with self.library.write() as conn:
-                    embedding_queue.release(conn, claim)
+                    embedding_queue.release(conn, claim, self.tables)
             raise
         return len(seqs)
 
     def pending(self) -> int:
         """Highlights still waiting for a vector (in any process's hands)."""
-        return embedding_queue.pending(self.library.connection())
+        return embedding_queue.pending(self.library.connection(), self.tables)
 
     def wait_until_embedded(self, timeout: float) -> bool:
         """Block until the queue is empty (True) or `timeout` seconds pass (False).
@@ -200,6 +218,11 @@ class SemanticIndex:
         # The rows are gone once their vectors are committed; another process's vectors
         # still have to be read into this one's matrix.
         self.sync(self.library.connection())
+        # The multilingual model's queue (multilingual.py) too: whoever waits for "found by
+        # meaning" means in every language.
+        companion = multilingual.index_for(self.library)
+        if companion is not None and companion is not self:
+            return companion.wait_until_embedded(max(deadline - time.monotonic(), 0.0))
         return True
 
     def _embed_seqs(self, seqs: list[int], claim: str | None) -> int:
@@ -208,7 +231,9 @@ class SemanticIndex:
         dead = set(seqs) - {item.seq for item in texts}
         if dead:  # edited after a delete, or never live: must not stay searchable
             self.matrix.remove(sorted(dead))
-        stored = embedding_rows.stored_hashes(conn, self.model_id, [t.seq for t in texts])
+        stored = embedding_rows.stored_hashes(
+            conn, self.model_id, [t.seq for t in texts], self.tables
+        )
         fresh = [item for item in texts if stored.get(item.seq) != item.hash]
         reload = [
             item.seq
@@ -231,21 +256,26 @@ class SemanticIndex:
                     saved = [fresh[i] for i in keep]
                     vectors = vectors[keep]
                 if saved and vectors is not None:
-                    before = embedding_rows.latest_change(write_conn)
-                    embedding_rows.save(write_conn, self.model_id, saved, vectors)
-                    after = embedding_rows.latest_change(write_conn)
+                    before = embedding_rows.latest_change(write_conn, self.tables)
+                    embedding_rows.save(write_conn, self.model_id, saved, vectors, self.tables)
+                    self._saved(write_conn, saved)
+                    after = embedding_rows.latest_change(write_conn, self.tables)
                     # The writer holds the database, so these ids are all ours.
                     self._own_changes.append((before + 1, after))
                     if after % 1000 < len(saved):
-                        embedding_rows.prune_changes(write_conn, CHANGE_LOG_KEEP)
+                        embedding_rows.prune_changes(write_conn, CHANGE_LOG_KEEP, self.tables)
                 if claim is not None:
-                    embedding_queue.finish(write_conn, claim, seqs)
-                    embedding_queue.release(write_conn, claim)
+                    embedding_queue.finish(write_conn, claim, seqs, self.tables)
+                    embedding_queue.release(write_conn, claim, self.tables)
             if saved and vectors is not None:
                 self.matrix.upsert([item.seq for item in saved], vectors)
             if reload:  # stored and unchanged but not in memory: read it back, don't re-embed
                 self._load_seqs(reload)
         return len(saved)
+
+    def _saved(self, conn: sqlite3.Connection, saved: list[HighlightText]) -> None:
+        """Called in the transaction that stored `saved`: room for what a subclass keeps
+        beside each vector (the multilingual index records the text's language)."""
 
     def _embed_texts(self, texts: list[str], claim: str | None) -> np.ndarray:
         """Embed in slices, so that a closing library stops the queue's round between two
@@ -257,11 +287,15 @@ class SemanticIndex:
             parts.append(self.embedder.embed(texts[start : start + STOP_CHECK_TEXTS]))
         return np.concatenate(parts)
 
+    def _embed_query(self, text: str) -> np.ndarray:
+        """A query's vector (a model that embeds queries unlike passages overrides this)."""
+        return self.embedder.embed([text])[0]
+
     def _load_seqs(self, seqs: list[int]) -> None:
         """Make the matrix agree with the stored vectors of `seqs`: read those that have one,
         drop those whose vector was deleted (an edit drops it at commit)."""
         found, vectors = embedding_rows.load_vectors(
-            self.library.connection(), self.model_id, self.embedder.dimensions, seqs
+            self.library.connection(), self.model_id, self.embedder.dimensions, seqs, self.tables
         )
         gone = sorted(set(seqs) - set(found))
         if gone:
@@ -276,7 +310,7 @@ class SemanticIndex:
             if cached is not None:
                 self._query_cache.move_to_end(text)
                 return cached
-        vector = self.embedder.embed([text])[0]
+        vector = self._embed_query(text)
         with self._cache_lock:
             self._query_cache[text] = vector
             while len(self._query_cache) > _QUERY_CACHE_SIZE:

