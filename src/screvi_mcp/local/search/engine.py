@@ -73,6 +73,7 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
     if not text:
         return [], 0
     index = semantic_index_for(library)
+    later: list[SemanticMatch] = []
     if index is None:
         keyword = keyword_ranking(conn, text, filters, CANDIDATES_PER_SIDE)
         semantic = semantic_side(library, query)
@@ -82,16 +83,22 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
         keyword_side = concurrent_sides.submit(
             lambda: keyword_ranking(library.connection(), text, filters, CANDIDATES_PER_SIDE)
         )
+        # The multilingual model's query embedding (an English query in a library holding
+        # non-English highlights) is the slowest step of all: start it first, beside MiniLM.
+        later_side = (
+            concurrent_sides.submit(lambda: multilingual_later(library, query))
+            if multilingual.later_applies(library, text)
+            else None
+        )
         try:
             semantic = semantic_side(library, query)
         finally:
             keyword = keyword_side.result()
+            if later_side is not None:
+                later = later_side.result()
     fused = lead_with_source(
         reciprocal_rank_fusion(
-            keyword,
-            semantic,
-            later=multilingual_later(library, query) if index is not None else None,
-            later_offset=multilingual.LATER_OFFSET,
+            keyword, semantic, later=later, later_offset=multilingual.LATER_OFFSET
         ),
         named_source_side(library, query),
         NAMED_SOURCE_LEAD,

@@ -17,6 +17,7 @@ log says so once. Neither this module nor the engine's hooks import numpy at mod
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import weakref
 from typing import TYPE_CHECKING
@@ -31,11 +32,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("screvi_mcp.local.search")
 
-# Set to 0/off/false to leave the multilingual model unloaded (English-only libraries save
-# its memory, about 1.5 KB per highlight, and its embedding time).
+# Set to off (0/false/no) to leave the multilingual model unloaded: an English-only library
+# saves its memory (1.5 KB per highlight) and its embedding time. Checked by preflight.py.
 SETTING_ENV = "SCREVI_MULTILINGUAL"
 # An English query's non-English matches enter the fusion ranked from this place on.
-LATER_OFFSET = 3
+LATER_OFFSET = 2
 # At most this many non-English matches join an English query's results.
 LATER_LIMIT = 10
 
@@ -45,8 +46,6 @@ _warned: set[str] = set()
 
 
 def enabled() -> bool:
-    import os
-
     return os.environ.get(SETTING_ENV, "").strip().lower() not in {"0", "off", "false", "no"}
 
 
@@ -133,11 +132,27 @@ def later_matches(
     it, to be fused after MiniLM's first places. Empty when the library holds no
     non-English highlight (then the query costs no multilingual embedding at all)."""
     index = _INDEXES.get(library)
-    if index is None or routes_to_multilingual(text) or not index.has_non_english():
+    if index is None or not later_applies(library, text):
         return []
     return index.ranking(
         library.connection(), text, filters, min_relevance, LATER_LIMIT, non_english_only=True
     )
+
+
+def _names_only(text: str) -> bool:
+    words = [word for word in text.split() if word[:1].isalpha()]
+    return bool(words) and all(word[0].isupper() for word in words)
+
+
+def later_applies(library: Library, text: str) -> bool:
+    """Whether an English query asks the multilingual model for non-English matches."""
+    index = _INDEXES.get(library)
+    if index is None or routes_to_multilingual(text) or not index.has_non_english():
+        return False
+    # "Vassbotten", "Tarrow Bay": for a bare name the multilingual model matches spelling,
+    # not meaning (on the tuning half such queries put German hiking notes 2.8 deviations
+    # above the mean); the keyword side finds names exactly.
+    return not _names_only(text)
 
 
 def _queue_missing(index: MultilingualIndex) -> None:

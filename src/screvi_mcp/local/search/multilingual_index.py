@@ -23,11 +23,12 @@ import numpy as np
 
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
 from screvi_mcp.local.library import Library
+from screvi_mcp.local.search import registry
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.embedding_rows import HighlightText
 from screvi_mcp.local.search.filters import Filters, admitted_seqs
 from screvi_mcp.local.search.fusion import SemanticMatch
-from screvi_mcp.local.search.index import SemanticIndex
+from screvi_mcp.local.search.index import QUEUE_CLAIM, SemanticIndex
 from screvi_mcp.local.search.language import is_english
 from screvi_mcp.local.search.multilingual_model import MultilingualEmbedder
 from screvi_mcp.local.search.vector_tables import MULTILINGUAL_TABLES
@@ -141,6 +142,14 @@ class MultilingualIndex(SemanticIndex):
             [(int(is_english(item.text)), item.seq) for item in saved],
         )
 
+    def embed_queued(self, claim: str, limit: int = QUEUE_CLAIM) -> int:
+        """As for MiniLM, but only once MiniLM's queue is empty: English search by meaning
+        (MiniLM) comes first, and on two cores the two models would only slow each other."""
+        english = registry.semantic_index_for(self.library)
+        if isinstance(english, SemanticIndex) and english.pending():
+            return 0
+        return super().embed_queued(claim, limit)
+
     def has_non_english(self) -> bool:
         return len(self.split.foreign) > 0
 
@@ -153,7 +162,7 @@ class MultilingualIndex(SemanticIndex):
         limit: int,
         *,
         non_english_only: bool,
-        gate_z: float = MULTILINGUAL_GATE_Z,
+        gate_z: float | None = None,
     ) -> list[SemanticMatch]:
         """Matches standing at least `gate_z` deviations above the query's mean cosine (and
         at or above `min_relevance` on the calibrated scale), best first. An English query
@@ -165,7 +174,8 @@ class MultilingualIndex(SemanticIndex):
         # weaker matches, so only the floor on the calibrated scale stays.
         if min_relevance >= DEFAULT_MIN_RELEVANCE:
             mean, std = self.split.spread(query)
-            min_cosine = max(min_cosine, mean + gate_z * std)
+            z = MULTILINGUAL_GATE_Z if gate_z is None else gate_z
+            min_cosine = max(min_cosine, mean + z * std)
         matrix = self.split.foreign if non_english_only else self.split
         window = max(4 * limit, 100)
         while True:
