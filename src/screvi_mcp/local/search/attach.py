@@ -127,8 +127,9 @@ def embed_waiting_highlights(library: Library) -> bool:
         return False
     _queue_missing(index)
     index.worker.drain()  # on this thread, beside the worker's own round if one is running
+    # The multilingual queue is left to the next server (its rows persist): at 4x MiniLM's
+    # cost it would hold a one-shot import for minutes.
     index.wait_until_embedded(DRAIN_WAIT_SECONDS)
-    multilingual.embed_waiting(library)
     detach_semantic_index(library)
     return True
 

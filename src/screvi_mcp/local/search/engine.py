@@ -104,8 +104,9 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
         NAMED_SOURCE_LEAD,
     )
     verified: dict[int, float] = {}
-    if query.verify and index is not None and semantic:
-        verified = index.verify(conn, text, semantic)
+    if query.verify and index is not None and (semantic or later):
+        # Each model's matches are judged by that model's verifier (multilingual.py).
+        verified = multilingual.verify(library, conn, text, semantic, later, index.verify)
         fused = [hit for hit in fused if _kept_after_verify(hit, verified, index.verify_threshold)]
     total = len(fused)
     per_page = min(max(query.per_page, 1), MAX_SEARCH_PER_PAGE)

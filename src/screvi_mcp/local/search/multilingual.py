@@ -19,8 +19,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sqlite3
 import threading
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from screvi_mcp.local.library import Library
@@ -36,8 +38,11 @@ log = logging.getLogger("screvi_mcp.local.search")
 # Set to off (0/false/no) to leave the multilingual model unloaded: an English-only library
 # saves its memory (1.5 KB per highlight) and its embedding time. Checked by preflight.py.
 SETTING_ENV = "SCREVI_MULTILINGUAL"
-# An English query's non-English matches enter the fusion ranked from this place on.
-LATER_OFFSET = 2
+# An English query's non-English matches enter the fusion ranked from this place on:
+# fitted on the tuning half (fit_multilingual.py) as the smallest offset that leaves every
+# English kind's top-3 and MRR exactly as with MiniLM alone (2 cost a paraphrase answer one
+# place at rank 6; 5 keeps cross-language top-3 at 0.67 there).
+LATER_OFFSET = 5
 # At most this many non-English matches join an English query's results.
 LATER_LIMIT = 10
 
@@ -87,10 +92,10 @@ def attach(library: Library, *, backfill: str) -> MultilingualIndex | None:
         library.add_listener(index)
         _INDEXES[library] = index
     if backfill == "now":
-        _queue_missing(index)
+        queue_missing(index)
         index.worker.drain()
     library.on_close(index.worker.stop)
-    index.worker.start(first=lambda: _queue_missing(index) if backfill == "background" else None)
+    index.worker.start(first=lambda: queue_missing(index) if backfill == "background" else None)
     return index
 
 
@@ -100,15 +105,6 @@ def detach(library: Library) -> None:
         return
     library.listeners[:] = [each for each in library.listeners if each is not index]
     index.worker.stop()
-
-
-def embed_waiting(library: Library) -> None:
-    """For one-shot commands: embed what waits in the multilingual queue before returning."""
-    index = attach(library, backfill="never")
-    if index is None:
-        return
-    _queue_missing(index)
-    index.worker.drain()
 
 
 def routes_to_multilingual(text: str) -> bool:
@@ -122,8 +118,8 @@ def query_ranking(
     """For a non-English query: the multilingual ranking over every highlight. None when
     the query is English or no multilingual index is attached (MiniLM ranks it)."""
     index = _INDEXES.get(library)
-    if index is None or not routes_to_multilingual(text):
-        return None
+    if index is None or not routes_to_multilingual(text) or not index.has_non_english():
+        return None  # an English-only library has no multilingual vectors: MiniLM ranks it
     return index.ranking(
         library.connection(), text, filters, min_relevance, limit, non_english_only=False
     )
@@ -141,6 +137,33 @@ def later_matches(
     return index.ranking(
         library.connection(), text, filters, min_relevance, LATER_LIMIT, non_english_only=True
     )
+
+
+Verify = Callable[[sqlite3.Connection, str, list[SemanticMatch]], dict[int, float]]
+
+
+def verify(
+    library: Library,
+    conn: sqlite3.Connection,
+    text: str,
+    semantic: list[SemanticMatch],
+    later: list[SemanticMatch],
+    english_verify: Verify,
+) -> dict[int, float]:
+    """verify=true: MiniLM's judge for MiniLM's matches; for the multilingual model's own
+    matches (all of a non-English query's, an English query's non-English ones) its logistic
+    curve over the cosine, which adds no evidence beyond that cosine (docs/search.md):
+    MiniLM's judge reads English only, and would drop every cross-language match."""
+    index = _INDEXES.get(library)
+    if index is None:
+        return english_verify(conn, text, semantic) if semantic else {}
+    if routes_to_multilingual(text):
+        return index.verify(conn, text, semantic)
+    verified = english_verify(conn, text, semantic) if semantic else {}
+    if later:
+        for seq, probability in index.verify(conn, text, later).items():
+            verified.setdefault(seq, probability)
+    return verified
 
 
 def _names_only(text: str) -> bool:
@@ -163,10 +186,14 @@ def _code_identifier(text: str) -> bool:
     return bool(_IDENTIFIER.search(text))
 
 
-def _queue_missing(index: MultilingualIndex) -> None:
+def queue_missing(index: MultilingualIndex, *, force: bool = False) -> None:
+    """Queue live highlights lacking a multilingual vector (all of them are needed once the
+    library holds a non-English highlight; `force` when the first one is about to be)."""
     from screvi_mcp.local.search import embedding_queue, embedding_rows
 
     library = index.library
+    if not (force or index.has_non_english()):
+        return  # English-only so far: the queue (filled by triggers) is all there is to do
     conn = library.connection()
     missing = embedding_rows.missing_seqs(conn, index.model_id, index.tables)
     queued = embedding_queue.queued_among(conn, missing, index.tables)

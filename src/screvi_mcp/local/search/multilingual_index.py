@@ -2,8 +2,10 @@
 
 It is a `SemanticIndex` over its own tables (migration 0011): the same queue, worker,
 change log and edit/delete rules as MiniLM's, so a restart never leaves a highlight without
-its vector and an edit drops the stale one at commit. Every live highlight gets a vector:
-a French query must reach English highlights as well as French ones.
+its vector and an edit drops the stale one at commit. Once the library holds a non-English
+highlight, every live highlight gets a vector: a French query must reach English
+highlights as well as French ones. Before that, only non-English ones would (there are
+none), and the model costs an English-only library nothing.
 
 What differs is how matches are judged. multilingual-e5's cosines bunch (almost every pair
 scores 0.75–0.85, relevant or not; docs/search.md), so no fixed cosine says "relevant".
@@ -23,7 +25,7 @@ import numpy as np
 
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.search import registry
+from screvi_mcp.local.search import embedding_queue, embedding_rows, multilingual, registry
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.embedding_rows import HighlightText
 from screvi_mcp.local.search.filters import Filters, admitted_seqs
@@ -144,6 +146,28 @@ class MultilingualIndex(SemanticIndex):
             f"UPDATE {self.tables.vectors} SET english = ? WHERE seq = ?",
             [(int(is_english(item.text)), item.seq) for item in saved],
         )
+
+    def _embed_seqs(self, seqs: list[int], claim: str | None) -> int:
+        """Until the library holds a non-English highlight, English highlights get no
+        multilingual vector: an English-only library (most of them) pays nothing for this
+        model but reading each new text once. The first non-English highlight queues every
+        highlight still lacking a vector, so that its language's queries reach English
+        highlights too."""
+        if not self.has_non_english():
+            texts = embedding_rows.live_texts(self.library.connection(), seqs)
+            if all(is_english(item.text) for item in texts):
+                english = sorted(item.seq for item in texts)
+                if english and claim is not None:
+                    with self.library.write() as conn:
+                        embedding_queue.finish(conn, claim, english, self.tables)
+                seqs = [seq for seq in seqs if seq not in set(english)]  # the dead remain
+                if not seqs:
+                    return 0
+            else:
+                # Queued before this round's rows leave the queue, so that whoever waits for
+                # the queue to drain never sees it empty in between.
+                multilingual.queue_missing(self, force=True)
+        return super()._embed_seqs(seqs, claim)
 
     def embed_queued(self, claim: str, limit: int = QUEUE_CLAIM) -> int:
         """As for MiniLM, but only once MiniLM's queue is empty: English search by meaning
