@@ -78,12 +78,12 @@ def attach(library: Library, *, backfill: str) -> MultilingualIndex | None:
                 shared_embedder,
             )
         except ImportError as exc:
-            _warn_once(f"cross-language search is off: {exc.name or exc} is not installed")
+            warn_once(f"cross-language search is off: {exc.name or exc} is not installed")
             return None
         try:
             embedder = shared_embedder()
         except MultilingualModelUnavailable as exc:
-            _warn_once(
+            warn_once(
                 f"cross-language search is off, English search is unaffected: {exc}"
             )
             return None
@@ -206,7 +206,7 @@ def queue_missing(index: MultilingualIndex, *, force: bool = False) -> None:
             embedding_queue.enqueue(write_conn, unqueued, index.tables)
 
 
-def _warn_once(message: str) -> None:
+def warn_once(message: str) -> None:
     if message not in _warned:
         _warned.add(message)
         log.warning(message)

