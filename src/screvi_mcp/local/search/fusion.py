@@ -44,7 +44,8 @@ def reciprocal_rank_fusion(
 
     `later` is a further semantic ranking whose first entry counts as rank
     `later_offset + 1` (the multilingual model's non-English matches for an English query,
-    multilingual.py); a highlight in both semantic lists reports the first one's scores.
+    multilingual.py); a highlight in both semantic lists counts its better place once and
+    reports the first list's scores.
     """
     keyword_rank = {seq: rank for rank, seq in enumerate(keyword, start=1)}
     semantic_rank = {match.seq: (rank, match) for rank, match in enumerate(semantic, start=1)}
@@ -61,11 +62,13 @@ def reciprocal_rank_fusion(
         if k_rank is not None:
             score += 1.0 / (k + k_rank)
         s_entry = semantic_rank.get(seq)
-        if s_entry is not None:
-            score += 1.0 / (k + s_entry[0])
         l_entry = later_rank.get(seq)
-        if l_entry is not None:
-            score += 1.0 / (k + l_entry[0])
+        if s_entry is not None or l_entry is not None:
+            # Both semantic lists are one side seen by two models: a highlight gets the
+            # better of its two places, not two votes (a French highlight deep in MiniLM's
+            # noise would otherwise overtake MiniLM's best English match).
+            ranks = [entry[0] for entry in (s_entry, l_entry) if entry is not None]
+            score += 1.0 / (k + min(ranks))
             s_entry = s_entry or l_entry
         hits.append(FusedHit(seq, score, s_entry[1] if s_entry else None, k_rank))
     hits.sort(
