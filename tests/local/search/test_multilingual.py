@@ -76,6 +76,15 @@ def test_later_list_enters_after_the_offset() -> None:
     assert alone[0].match_type == "semantic"
 
 
+def test_a_highlight_in_both_semantic_lists_gets_one_vote() -> None:
+    """A French highlight deep in MiniLM's list and first in the multilingual one must not
+    overtake MiniLM's best English match by adding the two."""
+    english = [SemanticMatch(seq, 0.5 - seq / 100, 0.8) for seq in range(1, 11)]
+    foreign = [SemanticMatch(10, 0.83, 0.85)]
+    fused = reciprocal_rank_fusion([], english, later=foreign, later_offset=1)
+    assert [hit.seq for hit in fused][:2] == [1, 10]
+
+
 # --- start-up check ----------------------------------------------------------------------
 
 
