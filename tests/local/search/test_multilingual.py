@@ -82,7 +82,8 @@ def test_a_highlight_in_both_semantic_lists_gets_one_vote() -> None:
     english = [SemanticMatch(seq, 0.5 - seq / 100, 0.8) for seq in range(1, 11)]
     foreign = [SemanticMatch(10, 0.83, 0.85)]
     fused = reciprocal_rank_fusion([], english, later=foreign, later_offset=1)
-    assert [hit.seq for hit in fused][:2] == [1, 10]
+    assert fused[0].seq == 1  # two votes would put 10 first (1/70 + 1/62 > 1/61)
+    assert 10 in [hit.seq for hit in fused[:3]]
 
 
 # --- start-up check ----------------------------------------------------------------------
