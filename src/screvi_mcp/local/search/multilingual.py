@@ -118,7 +118,10 @@ def query_ranking(
     """For a non-English query: the multilingual ranking over every highlight. None when
     the query is English or no multilingual index is attached (MiniLM ranks it)."""
     index = _INDEXES.get(library)
-    if index is None or not routes_to_multilingual(text) or not index.has_non_english():
+    if index is None or not routes_to_multilingual(text):
+        return None
+    index.sync(library.connection())  # another process may have stored the first French one
+    if not index.has_non_english():
         return None  # an English-only library has no multilingual vectors: MiniLM ranks it
     return index.ranking(
         library.connection(), text, filters, min_relevance, limit, non_english_only=False
@@ -174,7 +177,10 @@ def _names_only(text: str) -> bool:
 def later_applies(library: Library, text: str) -> bool:
     """Whether an English query asks the multilingual model for non-English matches."""
     index = _INDEXES.get(library)
-    if index is None or routes_to_multilingual(text) or not index.has_non_english():
+    if index is None or routes_to_multilingual(text):
+        return False
+    index.sync(library.connection())  # another process may have stored the first French one
+    if not index.has_non_english():
         return False
     # "Vassbotten", "Tarrow Bay", "asyncio.gather": for a bare name or code identifier the
     # multilingual model matches spelling, not meaning (on the tuning half such queries put

@@ -153,8 +153,9 @@ class MultilingualIndex(SemanticIndex):
         model but reading each new text once. The first non-English highlight queues every
         highlight still lacking a vector, so that its language's queries reach English
         highlights too."""
-        if not self.has_non_english():
-            texts = embedding_rows.live_texts(self.library.connection(), seqs)
+        conn = self.library.connection()
+        if not self.holds_non_english(conn):
+            texts = embedding_rows.live_texts(conn, seqs)
             if all(is_english(item.text) for item in texts):
                 english = sorted(item.seq for item in texts)
                 if english and claim is not None:
@@ -188,7 +189,22 @@ class MultilingualIndex(SemanticIndex):
         return failure is None
 
     def has_non_english(self) -> bool:
+        """Whether this process's vectors include a non-English highlight's. Callers that
+        must see other processes' writes use `holds_non_english` or `sync` first."""
         return len(self.split.foreign) > 0 and self.usable()
+
+    def holds_non_english(self, conn: sqlite3.Connection) -> bool:
+        """Whether the library file holds a non-English highlight's vector, written by any
+        process and by any version of the model. Deciding from this process's memory alone
+        dropped English highlights from the queue for good when another process had just
+        stored the first French one, or after a model upgrade, before any current vector
+        of a non-English highlight existed."""
+        if self.has_non_english():
+            return True
+        stored = conn.execute(
+            f"SELECT 1 FROM {self.tables.vectors} WHERE english = 0 LIMIT 1"
+        ).fetchone()
+        return stored is not None and self.usable()
 
     def ranking(
         self,
