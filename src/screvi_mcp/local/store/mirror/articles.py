@@ -7,7 +7,6 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from screvi_mcp.local import clock
 from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.store.mirror.rows import (
@@ -16,13 +15,12 @@ from screvi_mcp.local.store.mirror.rows import (
     ensure_tag,
     json_or_null,
     live_seqs_of_source,
-    notify,
     set_links,
     soft_delete_source,
+    store_page,
     wire_id,
     wire_time,
 )
-from screvi_mcp.local.store.mirror.state import write_state_in
 
 
 def upsert_articles(
@@ -32,15 +30,7 @@ def upsert_articles(
 
     Bodies and the other detail fields come from `store_article_detail`.
     """
-    applied = Applied()
-    now = clock.now()
-    with library.write() as conn:
-        for article in articles:
-            _upsert_article(conn, article, now, applied)
-        if state:
-            write_state_in(conn, state)
-    notify(library, applied)
-    return applied
+    return store_page(library, articles, _upsert_article, state)
 
 
 def _url_key(url: str | None) -> str | None:

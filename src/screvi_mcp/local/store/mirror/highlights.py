@@ -6,7 +6,6 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from screvi_mcp.local import clock
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.store.mirror.rows import (
     Applied,
@@ -14,29 +13,20 @@ from screvi_mcp.local.store.mirror.rows import (
     ensure_tag,
     insert_stub_source,
     metadata_json,
-    notify,
     set_links,
+    store_page,
     wire_id,
     wire_time,
 )
-from screvi_mcp.local.store.mirror.state import write_state_in
 
 
 def upsert_highlights(
     library: Library, highlights: Iterable[Item], *, state: Mapping[str, str | None] | None = None
 ) -> Applied:
     """Store a page of GET /highlights (with include_deleted and include_metadata)."""
-    applied = Applied()
-    now = clock.now()
-    with library.write() as conn:
-        # Lists are newest first; stored oldest first, so that highlights created in the same
-        # instant (a bulk create) keep the server's order among themselves (`seq` breaks ties).
-        for highlight in reversed(list(highlights)):
-            _upsert_highlight(conn, highlight, now, applied)
-        if state:
-            write_state_in(conn, state)
-    notify(library, applied)
-    return applied
+    # Lists are newest first; stored oldest first, so that highlights created in the same
+    # instant (a bulk create) keep the server's order among themselves (`seq` breaks ties).
+    return store_page(library, reversed(list(highlights)), _upsert_highlight, state)
 
 
 def _upsert_highlight(

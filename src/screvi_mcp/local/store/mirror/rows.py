@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from screvi_mcp.local import clock
 from screvi_mcp.local.library import Library
+from screvi_mcp.local.store.mirror.state import write_state_in
 
 Item = Mapping[str, Any]
 
@@ -30,6 +31,25 @@ class Applied:
         self.updated += other.updated
         self.unchanged += other.unchanged
         self.deleted += other.deleted
+
+
+def store_page(
+    library: Library,
+    items: Iterable[Item],
+    upsert_one: Callable[[sqlite3.Connection, Item, str, Applied], None],
+    state: Mapping[str, str | None] | None,
+) -> Applied:
+    """One page of a listing in one transaction, with the resume point `state` (see
+    state.write_state_in); listeners are told after the commit."""
+    applied = Applied()
+    now = clock.now()
+    with library.write() as conn:
+        for item in items:
+            upsert_one(conn, item, now, applied)
+        if state:
+            write_state_in(conn, state)
+    notify(library, applied)
+    return applied
 
 
 def notify(library: Library, applied: Applied) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Mapping
 
-from screvi_mcp.local import clock
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.store.mirror.rows import (
     Applied,
@@ -14,28 +13,19 @@ from screvi_mcp.local.store.mirror.rows import (
     live_seqs_of_source,
     make_room_for_self,
     metadata_json,
-    notify,
     set_links,
     soft_delete_source,
+    store_page,
     wire_id,
     wire_time,
 )
-from screvi_mcp.local.store.mirror.state import write_state_in
 
 
 def upsert_sources(
     library: Library, sources: Iterable[Item], *, state: Mapping[str, str | None] | None = None
 ) -> Applied:
     """Store a page of GET /sources (with include_empty, include_deleted, include_metadata)."""
-    applied = Applied()
-    now = clock.now()
-    with library.write() as conn:
-        for source in sources:
-            _upsert_source(conn, source, now, applied)
-        if state:
-            write_state_in(conn, state)
-    notify(library, applied)
-    return applied
+    return store_page(library, sources, _upsert_source, state)
 
 
 def _upsert_source(conn: sqlite3.Connection, source: Item, now: str, applied: Applied) -> None:
