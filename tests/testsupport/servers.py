@@ -6,7 +6,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 START_TIMEOUT_SECONDS = 15.0
@@ -54,3 +54,60 @@ def asgi_server(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(START_TIMEOUT_SECONDS)
         sock.close()
+
+
+class ConnectionCounter:
+    """A TCP relay on 127.0.0.1 in front of a real server that counts the connections it
+    accepts: the way to see, from outside the client, whether connections are reused."""
+
+    def __init__(self, target_port: int) -> None:
+        self._target_port = target_port
+        self._listener = loopback_socket()
+        self._listener.listen()
+        self._listener.settimeout(0.1)
+        self._stopped = threading.Event()
+        self._open: list[socket.socket] = []
+        self.accepted = 0
+        self.port = int(self._listener.getsockname()[1])
+        self._thread = threading.Thread(target=self._accept, name="test-relay", daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                near, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:  # the listener was closed
+                return
+            self.accepted += 1
+            far = socket.create_connection(("127.0.0.1", self._target_port))
+            self._open += [near, far]
+            for source, sink in ((near, far), (far, near)):
+                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+
+    def close(self) -> None:
+        self._stopped.set()
+        self._thread.join(START_TIMEOUT_SECONDS)
+        self._listener.close()
+        for sock in self._open:
+            sock.close()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    with suppress(OSError):  # either side closed
+        while chunk := source.recv(65536):
+            sink.sendall(chunk)
+    with suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)
+
+
+@contextmanager
+def connection_counter(base_url: str) -> Iterator[tuple[str, ConnectionCounter]]:
+    """A relay in front of `base_url` (http://127.0.0.1:PORT): yields its URL and counter."""
+    port = int(base_url.rsplit(":", 1)[1].split("/", 1)[0])
+    counter = ConnectionCounter(port)
+    try:
+        yield f"http://127.0.0.1:{counter.port}", counter
+    finally:
+        counter.close()

@@ -189,8 +189,17 @@ class ScreviClient:
         # The longest one request waits at the limiter before `rate_limited` (None: no cap).
         self._max_rate_wait = max_rate_wait
         self._max_response_bytes = max_response_bytes
+        limits = httpx.Limits(
+            max_connections=max_connections,
+            max_keepalive_connections=max_keepalive_connections,
+        )
+        if transport is None:
+            # Our own connection pool, made here rather than by httpx so that `with_api_key`
+            # clients (one per remote caller's tool call) borrow it: otherwise each of their
+            # calls to hosted Screvi would open a new connection and TLS session.
+            transport = httpx.AsyncHTTPTransport(limits=limits)
         # Kept so `with_api_key` can reach the same API (for the embedded library: the same
-        # running app) without starting another.
+        # running app, for hosted Screvi: the same connection pool) without starting another.
         self._transport = transport
         # An in-process backend answers without HTTP messages (see `in_process.py`).
         self._in_process: AnswersInProcess | None = in_process_handler(transport)
@@ -204,10 +213,7 @@ class ScreviClient:
         self._http = httpx.AsyncClient(
             base_url=self.base_url + "/",
             timeout=timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout),
-            limits=httpx.Limits(
-                max_connections=max_connections,
-                max_keepalive_connections=max_keepalive_connections,
-            ),
+            limits=limits,
             headers={"User-Agent": self._user_agent, "Accept": "application/json"},
             transport=transport,
             follow_redirects=False,
@@ -227,9 +233,9 @@ class ScreviClient:
         """A client for the same API that sends another key: one remote caller's own key.
 
         It borrows this client's transport, so for the embedded library it talks to the app
-        this client already runs (no second library, index or worker); closing it leaves
-        that transport open for its owner. For the hosted API, with no transport handed in,
-        it opens its own connection pool. Its rate limit is the one every client of the
+        this client already runs (no second library, index or worker); for the hosted API it
+        reuses this client's connection pool. Closing it leaves that transport open for its
+        owner. Its rate limit is the one every client of the
         process using that key shares.
         """
         rate_limit, rate_window = self._rate
@@ -242,7 +248,7 @@ class ScreviClient:
             max_rate_wait=self._max_rate_wait,
             max_response_bytes=self._max_response_bytes,
             retry=self._retry,
-            transport=None if self._transport is None else _Borrowed(self._transport),
+            transport=_Borrowed(self._transport),
             bundled_skill_path=self._bundled_skill_path,
         )
 

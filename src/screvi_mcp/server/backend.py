@@ -5,8 +5,9 @@ Hosted (an API key) or the embedded library (a file); either way the tools see a
 server (and answering `initialize`) never waits for a library or a model to load.
 
 On HTTP transports a remote client may send its own Screvi key in `X-Screvi-Api-Key`: its
-calls then go out with that key through a client made for that call alone. The key is never
-stored, logged or echoed.
+calls then go out with that key through a client made for that call alone, over the shared
+client's connections (no new connection or TLS session per call). The key is never stored,
+logged or echoed.
 """
 
 from __future__ import annotations
