@@ -339,15 +339,25 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         stderr_progress_bar,
     )
 
+    from screvi_mcp.local.search import multilingual
+
     library = _open_library(args)
     try:
         count = reindex(library, stderr_progress_bar(), everything=args.all)
+        # The multilingual model's vectors too (non-English text; docs/search.md).
+        foreign = multilingual.reindex(
+            library, stderr_progress_bar(label="multilingual"), everything=args.all
+        )
     except SemanticSearchUnavailable as missing:
         print(f"screvi-mcp: cannot embed: {missing}", file=sys.stderr)
         return 1
     finally:
         library.close()
     print(f"Embedded {count} highlights into {library.path}", file=sys.stderr)
+    if foreign is None:
+        print("Multilingual model: off or not installed, nothing re-embedded", file=sys.stderr)
+    else:
+        print(f"Multilingual model: embedded {foreign} highlights", file=sys.stderr)
     return 0
 
 

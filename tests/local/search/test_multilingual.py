@@ -420,3 +420,61 @@ def test_after_a_model_upgrade_english_rows_embedded_first_are_not_dropped(
         detach_semantic_index(library)
     finally:
         library.close()
+
+
+@needs_models
+def test_reindex_re_embeds_the_multilingual_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`screvi-mcp reindex --all` re-embeds every multilingual vector: a stale one (here the
+    French highlight's, overwritten with an English highlight's vector, as a text recipe
+    change would leave it) is replaced, with a progress line and a summary."""
+    monkeypatch.delenv("SCREVI_MULTILINGUAL", raising=False)
+    from screvi_mcp import cli
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
+
+    path = tmp_path / "reindex.sqlite"
+    library = Library.open(path)
+    try:
+        assert attach_semantic_index(library, backfill="now") is not None
+        chosen = [p for p in PASSAGES if p.key in ("fr_roux", "phys_sky_blue", "debt_avalanche")]
+        seqs = LibraryRows(library).highlights(
+            [(p.content, None, p.note, False, []) for p in chosen]
+        )
+        detach_semantic_index(library)
+        keys = [p.key for p in chosen]
+        french, english = seqs[keys.index("fr_roux")], seqs[keys.index("phys_sky_blue")]
+        vector = "SELECT vector FROM multilingual_embeddings WHERE seq = ?"
+        conn = library.connection()
+        fresh = conn.execute(vector, (french,)).fetchone()[0]
+        with library.write() as write:
+            write.execute(
+                "UPDATE multilingual_embeddings SET vector = (SELECT vector FROM"
+                " multilingual_embeddings WHERE seq = ?) WHERE seq = ?",
+                (english, french),
+            )
+    finally:
+        library.close()
+
+    assert cli.main(["reindex", "--library", str(path), "--all"]) == 0
+    err = capsys.readouterr().err
+    assert "multilingual [" in err and "3/3" in err  # its own progress line
+    assert "Multilingual model: embedded 3 highlights" in err
+
+    library = Library.open(path)
+    try:
+        import numpy as np
+
+        conn = library.connection()
+        now, other, before = (
+            np.frombuffer(blob, dtype=np.float32)
+            for blob in (
+                conn.execute(vector, (french,)).fetchone()[0],
+                conn.execute(vector, (english,)).fetchone()[0],
+                fresh,
+            )
+        )
+        assert float(now @ before) > 0.999  # the French text's own vector again
+        assert float(now @ other) < 0.99
+    finally:
+        library.close()

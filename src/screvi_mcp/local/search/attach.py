@@ -134,13 +134,15 @@ def embed_waiting_highlights(library: Library) -> bool:
     return True
 
 
-def stderr_progress_bar(stream: TextIO | None = None, width: int = 40) -> Progress:
+def stderr_progress_bar(
+    stream: TextIO | None = None, width: int = 40, label: str = "embedding"
+) -> Progress:
     """A one-line text progress bar for `reindex`, drawn on stderr (stdout may be MCP's)."""
     out = stream or sys.stderr
 
     def draw(done: int, total: int) -> None:
         filled = width if total == 0 else width * done // total
-        out.write(f"\rembedding [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        out.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
         if done >= total:
             out.write("\n")
         out.flush()

@@ -214,6 +214,71 @@ def queue_missing(index: MultilingualIndex, *, force: bool = False) -> None:
             embedding_queue.enqueue(write_conn, unqueued, index.tables)
 
 
+def reindex(
+    library: Library,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    everything: bool = False,
+) -> int | None:
+    """`screvi-mcp reindex` for the multilingual vectors: embed every live highlight lacking
+    a current one (all of them with `everything`), drop other model versions' vectors.
+    Returns how many were embedded; None when the model is off or not installed.
+
+    As for MiniLM it is resumable. In a library holding no non-English highlight nothing
+    is embedded (the model is not needed there). Otherwise the non-English highlights go
+    first: the first of them makes every English highlight due as well (queue_missing),
+    so one pass with one progress count covers them all.
+    """
+    if not enabled():
+        return None
+    try:
+        from screvi_mcp.local.search import embedding_rows
+        from screvi_mcp.local.search.multilingual_index import MultilingualIndex
+        from screvi_mcp.local.search.multilingual_model import (
+            MultilingualModelUnavailable,
+            shared_embedder,
+        )
+    except ImportError:
+        return None
+    try:
+        index = _INDEXES.get(library) or MultilingualIndex(library, shared_embedder())
+    except MultilingualModelUnavailable:
+        return None
+    conn = library.connection()
+    if everything:
+        with library.write() as write_conn:
+            write_conn.execute(
+                f"DELETE FROM {index.tables.vectors} WHERE model = ?", (index.model_id,)
+            )
+        index.matrix.clear()
+    todo = embedding_rows.missing_seqs(conn, index.model_id, index.tables)
+    foreign = {
+        item.seq
+        for chunk in embedding_rows.chunks(todo, 1000)
+        for item in embedding_rows.live_texts(conn, chunk)
+        if not is_english(item.text)
+    }
+    if not (foreign or index.stored_non_english(conn)):
+        todo = []  # English-only: the multilingual model has nothing to add
+    todo.sort(key=lambda seq: seq not in foreign)
+    before = _stored(conn, index)
+    if progress is not None:
+        progress(0, len(todo))
+    index.embed(todo, progress)
+    index.worker.drain()  # queue rows the embedding above made redundant, or written since
+    with library.write() as write_conn:
+        embedding_rows.delete_other_models(write_conn, index.model_id, index.tables)
+    index.load()
+    return _stored(conn, index) - before
+
+
+def _stored(conn: sqlite3.Connection, index: MultilingualIndex) -> int:
+    row = conn.execute(
+        f"SELECT count(*) FROM {index.tables.vectors} WHERE model = ?", (index.model_id,)
+    ).fetchone()
+    return int(row[0])
+
+
 def warn_once(message: str) -> None:
     if message not in _warned:
         _warned.add(message)
