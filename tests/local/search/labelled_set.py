@@ -4,19 +4,24 @@
 The first part (here) is the original set: 69 highlights over ~25 subjects with invented
 sources and people (so that rare names are really rare) and 33 queries. `labelled_extra.py`
 adds 238 highlights (public-domain quotations and our own prose, including French, German
-and Spanish text, very short and very long highlights, notes and tags) and 96 queries.
+and Spanish text, very short and very long highlights, notes and tags) and 96 queries;
+`labelled_languages.py` adds 27 highlights in six other languages, 35 queries across and
+within languages and 38 negatives (other languages, near-topic, cross-language near-topic).
 
 Query kinds (`KINDS`): paraphrase (no content word shared with the answer), exact (terms and
 code identifiers), name (a rare name alone), source (an author or title plus a topic), mixed,
 note (the answer is only in the reader's note), tag (the answer carries the tag, its text
-does not name it), crosslang (query and highlight in different languages), short (the answer
+does not name it), crosslang (query and highlight in different languages), non_english
+(query and answer in the same language, not English), short (the answer
 has six words or fewer), long (the answer is late in a highlight of 256+ tokens), hard (the
 answer sits among highlights on the same subject). Negative queries have no answer:
-off_topic ones are far from every subject, near_topic ones sit next to a covered subject.
+off_topic ones are far from every subject, near_topic ones sit next to a covered subject,
+near_crosslang ones sit next to a covered subject across languages (or are not English).
 
 THE SPLIT, made once and never changed: within each kind, in the order listed (original
 queries first, then the extra ones), the 1st, 3rd, 5th... query is in the tuning half and
-the 2nd, 4th, 6th... in the held-out half; negatives likewise within off_topic / near_topic.
+the 2nd, 4th, 6th... in the held-out half; negatives likewise within each negative kind.
+Later parts are appended after earlier ones, so growing the set never moves an item.
 Every parameter of ranking and verification is fitted on the tuning half only; figures
 reported in docs/search.md are held-out figures.
 """
@@ -28,6 +33,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from labelled_extra import NEGATIVES_EXTRA, PASSAGES_EXTRA, QUERIES_EXTRA, SOURCES_EXTRA
+from labelled_languages import (
+    NEGATIVES_LANGUAGES,
+    PASSAGES_LANGUAGES,
+    QUERIES_LANGUAGES,
+    SOURCES_LANGUAGES,
+)
 
 
 @dataclass(frozen=True)
@@ -535,20 +546,25 @@ KINDS = (
     "note",
     "tag",
     "crosslang",
+    "non_english",
     "short",
     "long",
     "hard",
 )
-NEGATIVE_KINDS = ("off_topic", "near_topic")
+NEGATIVE_KINDS = ("off_topic", "near_topic", "near_crosslang")
 HALVES = ("tuning", "heldout")
 
-SOURCES = ORIGINAL_SOURCES + [Source(*row) for row in SOURCES_EXTRA]
+SOURCES = ORIGINAL_SOURCES + [Source(*row) for row in SOURCES_EXTRA + SOURCES_LANGUAGES]
 PASSAGES = ORIGINAL_PASSAGES + [
     Passage(key, source, content, note, tags)
-    for key, source, content, note, tags in PASSAGES_EXTRA
+    for key, source, content, note, tags in PASSAGES_EXTRA + PASSAGES_LANGUAGES
 ]
-QUERIES = ORIGINAL_QUERIES + [LabelledQuery(q, kind, relevant) for q, kind, relevant in QUERIES_EXTRA]
-NEGATIVES: list[tuple[str, str]] = [(q, "off_topic") for q in ORIGINAL_OFF_TOPIC] + NEGATIVES_EXTRA
+QUERIES = ORIGINAL_QUERIES + [
+    LabelledQuery(q, kind, relevant) for q, kind, relevant in QUERIES_EXTRA + QUERIES_LANGUAGES
+]
+NEGATIVES: list[tuple[str, str]] = (
+    [(q, "off_topic") for q in ORIGINAL_OFF_TOPIC] + NEGATIVES_EXTRA + NEGATIVES_LANGUAGES
+)
 # Kept for older tests: the far-off negatives.
 OFF_TOPIC_QUERIES = [q for q, kind in NEGATIVES if kind == "off_topic"]
 
