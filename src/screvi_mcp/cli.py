@@ -333,13 +333,12 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
+    from screvi_mcp.local.search import multilingual
     from screvi_mcp.local.search.attach import (
         SemanticSearchUnavailable,
         reindex,
         stderr_progress_bar,
     )
-
-    from screvi_mcp.local.search import multilingual
 
     library = _open_library(args)
     try:

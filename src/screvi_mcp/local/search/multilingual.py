@@ -40,9 +40,9 @@ log = logging.getLogger("screvi_mcp.local.search")
 SETTING_ENV = "SCREVI_MULTILINGUAL"
 # An English query's non-English matches enter the fusion ranked from this place on:
 # fitted on the tuning half (fit_multilingual.py) as the smallest offset that leaves every
-# English kind's top-3 and MRR exactly as with MiniLM alone (0 moved mixed, short and hard
-# answers down; 1 moves none and finds 4 more cross-language answers than 3 or 5).
-LATER_OFFSET = 1
+# English kind's top-3 and MRR exactly as with MiniLM alone, with the fitted gates in force
+# (they let so few matches through that 0 already changes nothing).
+LATER_OFFSET = 0
 # At most this many non-English matches join an English query's results.
 LATER_LIMIT = 10
 
@@ -123,8 +123,17 @@ def query_ranking(
     index.sync(library.connection())  # another process may have stored the first French one
     if not index.has_non_english():
         return None  # an English-only library has no multilingual vectors: MiniLM ranks it
+    from screvi_mcp.local.search import multilingual_index
+
     return index.ranking(
-        library.connection(), text, filters, min_relevance, limit, non_english_only=False
+        library.connection(),
+        text,
+        filters,
+        min_relevance,
+        limit,
+        non_english_only=False,
+        gate_z=multilingual_index.MULTILINGUAL_QUERY_GATE_Z,
+        admit=multilingual_index.MULTILINGUAL_QUERY_ADMIT,
     )
 
 
