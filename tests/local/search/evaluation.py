@@ -397,13 +397,33 @@ def verified_hits_reliability(labelled: LabelledLibrary, half: str) -> str:
     return "\n".join(lines)
 
 
+def answered_negatives(labelled: LabelledLibrary, half: str) -> str:
+    """Which negatives return something with default parameters, and from which side."""
+    lines = [f"negatives that return something, {half} half:"]
+    for text, kind in NEGATIVES_BY_HALF[half]:
+        hits, total = search(labelled.library, SearchQuery(q=text, per_page=3))
+        if hits:
+            first = hits[0]
+            lines.append(
+                f"  [{kind}] {text!r}: {total} hits, first {labelled.key_of[first.seq]}"
+                f" ({first.match_type}, cosine {first.cosine or 0:.2f})"
+            )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--half", choices=[*HALVES, "both"], default="heldout")
+    parser.add_argument("--quick", action="store_true", help="no verify, no judge reports")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
         for half in HALVES if args.half == "both" else (args.half,):
+            if args.quick:
+                print(evaluate(labelled, half, METHODS[:-1]).render())
+                print(answered_negatives(labelled, half))
+                continue
             print(evaluate(labelled, half).render())
+            print(answered_negatives(labelled, half))
             print(judge_report(labelled, half))
             print(multilingual_judge_report(labelled, half))
             print(verified_hits_reliability(labelled, half))
