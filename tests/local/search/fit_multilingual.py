@@ -13,7 +13,10 @@ multilingual_index.py). Nothing here reads the held-out half.
    only English queries' results and the second only non-English ones, so each is fitted
    on its own queries. Rule, as fit_parameters.py's: maximise top-3 + MRR + 2 x (share of
    negatives returning nothing) of hybrid search at default parameters over the whole
-   tuning half; among settings within 0.005 of the best, the strictest. Each gate is
+   tuning half, among the settings that keep hybrid's top-3 and MRR at or above each
+   side's alone (keyword; semantic with both models and no threshold) for those queries,
+   the project's floor (test_quality.py); among settings within 0.005 of the best, the
+   strictest. Each gate is
    fitted jointly with its admission threshold (`MULTILINGUAL_ADMIT`,
    `MULTILINGUAL_QUERY_ADMIT`): a match above the gate is kept only if the spread judge
    gives it at least that.
@@ -80,6 +83,11 @@ def objective_share(
 def fit_gate(
     labelled: LabelledLibrary, gate_setting: str, admit_setting: str, english: bool
 ) -> tuple[float, float]:
+    # The project's floor (test_quality.py): hybrid no worse than either side alone. The
+    # sides do not depend on these settings (semantic = both models, no threshold).
+    floors = [objective_share(side, english)[:2] for side in (labelled.keyword, labelled.semantic)]
+    need_top3, need_mrr = (max(floor[i] for floor in floors) for i in (0, 1))
+    print(f"hybrid must reach top-3 share {need_top3:.3f} and MRR share {need_mrr:.3f}")
     results = []
     for gate in GATES:
         setattr(multilingual_index, gate_setting, gate)
@@ -87,14 +95,19 @@ def fit_gate(
             setattr(multilingual_index, admit_setting, admit)
             top3, mrr, empty = objective_share(labelled.hybrid, english)
             objective = top3 + mrr + 2 * empty
+            feasible = top3 >= need_top3 - 1e-9 and mrr >= need_mrr - 1e-9
             print(f"{gate_setting} {gate:.1f} {admit_setting} {admit:.2f}: top-3 share"
                   f" {top3:.3f} MRR share {mrr:.3f} negatives-empty share {empty:.3f}"
-                  f"  objective {objective:.3f}")
-            results.append((objective, gate, admit))
-    top = max(objective for objective, _, _ in results)
+                  f"  objective {objective:.3f}{'' if feasible else '  (below a side)'}")
+            results.append((objective, gate, admit, feasible, top3 + mrr))
+    candidates = [r for r in results if r[3]]
+    if not candidates:  # no setting keeps hybrid above the sides: the closest one
+        best = max(r[4] for r in results)
+        candidates = [r for r in results if r[4] >= best - 1e-9]
+    top = max(r[0] for r in candidates)
     # Among near-ties, the strictest gate, then the strictest admission threshold.
-    _, gate, admit = max(
-        (r for r in results if r[0] >= top - 0.005), key=lambda r: (r[1], r[2])
+    _, gate, admit, _, _ = max(
+        (r for r in candidates if r[0] >= top - 0.005), key=lambda r: (r[1], r[2])
     )
     setattr(multilingual_index, gate_setting, gate)
     setattr(multilingual_index, admit_setting, admit)

@@ -134,8 +134,11 @@ class Mixed:
         self.seq_of = seq_of
         self.key_of = {seq: key for key, seq in seq_of.items()}
 
-    def top(self, q: str, n: int = 3) -> list[str]:
-        hits, _ = search(self.library, SearchQuery(q=q, per_page=n))
+    def top(self, q: str, n: int = 3, min_relevance: float | None = None) -> list[str]:
+        query = SearchQuery(q=q, per_page=n)
+        if min_relevance is not None:
+            query = SearchQuery(q=q, per_page=n, min_relevance=min_relevance)
+        hits, _ = search(self.library, query)
         return [self.key_of[hit.seq] for hit in hits]
 
 
@@ -157,15 +160,22 @@ def mixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Mixed]:
         library.close()
 
 
+# At the default min_relevance the fitted gates and admission (fit_multilingual.py) hold
+# back most cross-language matches (docs/search.md, "Other languages"); asking for less,
+# as the tool suggests when results are thin (0.5), lifts them, as it lifts MiniLM's gate.
+THIN = 0.5
+CIEL = "pourquoi le ciel est bleu"
+
+
 @needs_models
 def test_english_query_finds_a_french_highlight(mixed: Mixed) -> None:
-    assert "fr_roux" in mixed.top("how to make a smooth white sauce without lumps")
-    assert "de_hexen" in mixed.top("witches gather on the mountain on Walpurgis night")
+    assert "fr_roux" in mixed.top("how to make a smooth white sauce without lumps", 3, THIN)
+    assert "de_hexen" in mixed.top("witches gather on the mountain on Walpurgis night", 3, THIN)
 
 
 @needs_models
 def test_french_query_finds_an_english_highlight(mixed: Mixed) -> None:
-    assert mixed.top("pourquoi le ciel est bleu", 1) == ["phys_sky_blue"]
+    assert mixed.top("pourquoi le ciel est bleu", 1, THIN) == ["phys_sky_blue"]
 
 
 @needs_models
@@ -301,7 +311,7 @@ def test_an_english_only_library_gets_no_multilingual_vectors_until_it_is_not(
         rows.highlights([(french.content, None, None, False, [])])
         assert index.wait_until_embedded(120)
         assert conn.execute(count).fetchone()[0] == 5  # the French one and the 4 English
-        hits, _ = search(library, SearchQuery(q="pourquoi le ciel est bleu", per_page=1))
+        hits, _ = search(library, SearchQuery(q=CIEL, per_page=1, min_relevance=THIN))
         assert [hit.seq for hit in hits] == [rows_seq(library, sky.content)]
         detach_semantic_index(library)
     finally:
@@ -378,7 +388,7 @@ def test_english_highlights_join_once_another_process_stored_a_french_one(
         assert index is not None and index.wait_until_embedded(120)
         count = first.connection().execute("SELECT count(*) FROM multilingual_embeddings")
         assert count.fetchone()[0] == 5  # the French one and every English one
-        hits, _ = search(first, SearchQuery(q="pourquoi le ciel est bleu", per_page=1))
+        hits, _ = search(first, SearchQuery(q=CIEL, per_page=1, min_relevance=THIN))
         assert [hit.seq for hit in hits] == [rows_seq(first, sky.content)]
         detach_semantic_index(first)
     finally:

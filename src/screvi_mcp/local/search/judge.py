@@ -49,9 +49,10 @@ class JudgeWeights:
 
 
 # Fitted on the tuning half (fit_parameters.py --judge, then fit_parameters.py for the two
-# thresholds); see docs/search.md.
+# thresholds; gate_threshold refitted 2026-11-23 on the grown tuning half: 0.3, was 0.2);
+# see docs/search.md.
 MINILM_JUDGE = JudgeWeights(
-    bias=-5.10, weights=(5.51, 4.65, 0.94, 12.88), threshold=0.2, gate_threshold=0.2
+    bias=-5.10, weights=(5.51, 4.65, 0.94, 12.88), threshold=0.2, gate_threshold=0.3
 )
 
 
