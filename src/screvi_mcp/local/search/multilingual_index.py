@@ -48,7 +48,7 @@ SPREAD_SAMPLE = 2048
 # figures are in docs/search.md, "Other languages"): the project's objective (top-3 + MRR
 # + 2 x negatives empty), among settings that keep hybrid no worse than either side alone.
 # (The earlier 1.8 was raised from its fit after seeing held-out negatives; it is gone.)
-MULTILINGUAL_GATE_Z = 2.2
+MULTILINGUAL_GATE_Z = 1.8
 # The same gate for a non-English query, which the multilingual model ranks over every
 # highlight (fitted on those queries alone: a French query's same-language highlights all
 # stand far above its mean, relevant or not, so z separates less there).
@@ -69,7 +69,7 @@ MULTILINGUAL_JUDGE = JudgeWeights(bias=-11.89, weights=(0.89, 2.3, 9.55), thresh
 # Relevance per match at the default thresholds: beyond the z gate, a match is kept only if
 # that judge (no model pass: z and the cosine are already known) gives it at least this.
 # 0 keeps every match above the gate. Fitted with the gates (fit_multilingual.py).
-MULTILINGUAL_ADMIT = 0.1  # an English query's non-English matches
+MULTILINGUAL_ADMIT = 0.05  # an English query's non-English matches
 MULTILINGUAL_QUERY_ADMIT = 0.0  # a non-English query's matches (the fit: off)
 
 
