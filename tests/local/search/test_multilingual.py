@@ -488,3 +488,37 @@ def test_reindex_re_embeds_the_multilingual_vectors(
         assert float(now @ other) < 0.99
     finally:
         library.close()
+
+
+@needs_models
+def test_the_spread_judge_admits_matches_above_the_gate(mixed: Mixed) -> None:
+    """At the default thresholds a multilingual match must also be judged at least the
+    admission threshold by the spread judge (multilingual_index.MULTILINGUAL_ADMIT)."""
+    from screvi_mcp.local.search import multilingual
+
+    index = multilingual.index_for(mixed.library)
+    assert index is not None
+    conn = mixed.library.connection()
+    text = "how to make a smooth white sauce without lumps"
+
+    def ranked(admit: float) -> list[int]:
+        matches = index.ranking(
+            conn, text, Filters(), 0.72, 10, non_english_only=False, gate_z=0.0, admit=admit
+        )
+        return [match.seq for match in matches]
+
+    everything = ranked(0.0)
+    assert len(everything) > 2
+    cosines = [m.cosine for m in index.ranking(
+        conn, text, Filters(), 0.72, 10, non_english_only=False, gate_z=0.0, admit=0.0
+    )]
+    judged = index.verifier.probabilities(text, [], cosines)
+    cut = sorted(judged)[len(judged) // 2]
+    kept = ranked(cut)
+    assert kept == [seq for seq, p in zip(everything, judged, strict=True) if p >= cut]
+    assert len(kept) < len(everything)
+    # Asking for less than the default min_relevance lifts the admission, like the gate.
+    lifted = index.ranking(
+        conn, text, Filters(), 0.5, 10, non_english_only=False, gate_z=0.0, admit=cut
+    )
+    assert len(lifted) >= len(everything)
