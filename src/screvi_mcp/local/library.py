@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from screvi_mcp.local import db
+from screvi_mcp.local import db, keyword_rows
 
 
 class HighlightListener(Protocol):
@@ -48,6 +48,7 @@ class Library:
         self.closed = False
         self.listeners: list[HighlightListener] = []
         self._close_hooks: list[Callable[[], None]] = []
+        self._flush_keyword_rows = True
 
     @classmethod
     def open(cls, path: Path | str) -> Library:
@@ -57,6 +58,11 @@ class Library:
             _create_private(path)
         library = cls(path)
         db.migrate(library.connection())
+        # Only a file migrated by an older copy of the schema (tests pin one) lacks the table.
+        library._flush_keyword_rows = keyword_rows.deferred(library.connection())
+        if library._flush_keyword_rows and keyword_rows.has_pending(library.connection()):
+            with library.write():
+                pass  # the write's flush brings the keyword index up to date
         return library
 
     def connection(self) -> sqlite3.Connection:
@@ -73,9 +79,15 @@ class Library:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """This thread's connection inside a write transaction."""
+        """This thread's connection inside a write transaction.
+
+        The keyword rows its writes changed are rewritten just before it commits (once each,
+        however many writes touched them: see local/keyword_rows.py).
+        """
         with db.transaction(self.connection()) as conn:
             yield conn
+            if self._flush_keyword_rows:
+                keyword_rows.flush(conn)
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
         row = (

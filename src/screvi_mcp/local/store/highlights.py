@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from screvi_mcp.contract import expand_types
@@ -111,8 +111,11 @@ def get(conn: sqlite3.Connection, highlight_id: str, *, include_metadata: bool =
     return wire.highlights(conn, [row], include_metadata=include_metadata)[0]
 
 
-def _source_for(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) -> str:
-    """The source a new highlight belongs to, checked.
+def _source_for(
+    conn: sqlite3.Connection, item: HighlightCreate, prefix: str, known: dict[Any, str]
+) -> str:
+    """The source a new highlight belongs to, checked (`known`: answers already found in
+    this transaction, by (source_id, article_id), so a bulk create looks each source up once).
 
     A standalone highlight (neither id) is filed under the user's personal-notes source
     (type `self`: "user-created highlights"), made on first use: the spec's Highlight always
@@ -121,6 +124,15 @@ def _source_for(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) ->
     """
     if item.source_id is not None and item.article_id is not None:
         raise Invalid({f"{prefix}article_id": "give source_id or article_id, not both"})
+    key = (item.source_id, item.article_id)
+    found = known.get(key)
+    if found is None:
+        found = _look_up_source(conn, item, prefix)
+        known[key] = found
+    return found
+
+
+def _look_up_source(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) -> str:
     if item.article_id is not None:
         row = conn.execute(
             "SELECT s.id FROM sources s JOIN articles a ON a.source_id = s.id "
@@ -160,10 +172,38 @@ def personal_notes_source(conn: sqlite3.Connection) -> str:
     return source_id
 
 
-def insert(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) -> tuple[str, int]:
-    """Insert a validated highlight inside the caller's transaction; returns (id, seq)."""
-    source_id = _source_for(conn, item, prefix)
-    tag_ids = tags.resolve(conn, item.tags or [], field=f"{prefix}tags")
+@dataclass
+class Batch:
+    """What one transaction's inserts share: sources and tags already resolved, and the
+    sources to mark updated once at the end rather than once per highlight."""
+
+    sources: dict[Any, str] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+    touched_sources: set[str] = field(default_factory=set)
+    now: str = ""
+
+    def finish(self, conn: sqlite3.Connection) -> None:
+        """Mark the touched sources updated (inside the transaction, before it commits)."""
+        if self.touched_sources:
+            conn.executemany(
+                "UPDATE sources SET updated_at = ? WHERE id = ?",
+                [(self.now, source_id) for source_id in sorted(self.touched_sources)],
+            )
+            self.touched_sources.clear()
+
+
+def insert(
+    conn: sqlite3.Connection, item: HighlightCreate, prefix: str, batch: Batch | None = None
+) -> tuple[str, int]:
+    """Insert a validated highlight inside the caller's transaction; returns (id, seq).
+
+    With a `batch`, lookups are shared with the batch's other items and the source's
+    `updated_at` waits for `batch.finish`; without one, it is done at once.
+    """
+    own = batch is None
+    batch = Batch() if batch is None else batch
+    source_id = _source_for(conn, item, prefix, batch.sources)
+    tag_ids = tags.resolve(conn, item.tags or [], field=f"{prefix}tags", known=batch.tags)
     highlight_id = str(uuid.uuid4())
     now = clock.now()
     cursor = conn.execute(
@@ -178,17 +218,20 @@ def insert(conn: sqlite3.Connection, item: HighlightCreate, prefix: str) -> tupl
             item.url,
             item.location,
             item.date,
-            json.dumps(item.metadata or {}),
+            json.dumps(item.metadata) if item.metadata else "{}",
             now,
             now,
         ),
     )
-    conn.executemany(
-        "INSERT INTO highlight_tags(highlight_id, tag_id) VALUES (?, ?)",
-        [(highlight_id, tag_id) for tag_id in tag_ids],
-    )
-    if source_id is not None:
-        conn.execute("UPDATE sources SET updated_at = ? WHERE id = ?", (now, source_id))
+    if tag_ids:
+        conn.executemany(
+            "INSERT INTO highlight_tags(highlight_id, tag_id) VALUES (?, ?)",
+            [(highlight_id, tag_id) for tag_id in tag_ids],
+        )
+    batch.touched_sources.add(source_id)
+    batch.now = now
+    if own:
+        batch.finish(conn)
     assert cursor.lastrowid is not None
     return highlight_id, cursor.lastrowid
 
@@ -198,10 +241,12 @@ def create_many(
 ) -> list[dict[str, Any]]:
     """Create highlights in one transaction: all of them, or (on any bad item) none."""
     created: list[tuple[str, int]] = []
+    batch = Batch()
     with library.write() as conn:
         for index, item in enumerate(items):
             prefix = f"highlights[{index}]." if bulk else ""
-            created.append(insert(conn, item, prefix))
+            created.append(insert(conn, item, prefix, batch))
+        batch.finish(conn)
     library.notify_changed([seq for _, seq in created])
     by_seq = wire.highlights_by_seq(library.connection(), [seq for _, seq in created])
     return [by_seq[seq] for _, seq in created]

@@ -46,25 +46,32 @@ def resolve(
     *,
     field: str = "tags",
     create_missing: bool = True,
+    known: dict[str, str] | None = None,
 ) -> list[str]:
     """Tag ids for `entries` (names or ids), creating new names; inside the caller's transaction.
 
     An id-shaped entry that is neither a tag id nor a tag name is refused rather than turned
-    into a tag called by that id.
+    into a tag called by that id. `known` maps entries already resolved in this transaction
+    to their ids (a bulk create names the same few tags again and again).
     """
     ids: list[str] = []
     problems: dict[str, str] = {}
     for index, entry in enumerate(entries):
-        row = find(conn, entry)
-        if row is None:
-            if is_uuid(entry):
-                problems[f"{field}[{index}]"] = f"no tag has the id {entry}"
-                continue
-            if not create_missing:
-                continue
-            row = create(conn, entry)
-        if row["id"] not in ids:
-            ids.append(row["id"])
+        tag_id = known.get(entry) if known is not None else None
+        if tag_id is None:
+            row = find(conn, entry)
+            if row is None:
+                if is_uuid(entry):
+                    problems[f"{field}[{index}]"] = f"no tag has the id {entry}"
+                    continue
+                if not create_missing:
+                    continue
+                row = create(conn, entry)
+            tag_id = str(row["id"])
+            if known is not None:
+                known[entry] = tag_id
+        if tag_id not in ids:
+            ids.append(tag_id)
     if problems:
         raise Invalid(problems)
     return ids
