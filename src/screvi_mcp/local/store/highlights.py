@@ -15,7 +15,7 @@ from screvi_mcp.local.library import Library
 from screvi_mcp.local.query_params import is_uuid
 from screvi_mcp.local.store import tags, wire
 from screvi_mcp.local.store.errors import Invalid, NotFound
-from screvi_mcp.local.store.pages import offset, pagination
+from screvi_mcp.local.store.pages import chunked, offset, pagination
 
 MAX_BULK = 100
 
@@ -182,6 +182,21 @@ class Batch:
     touched_sources: set[str] = field(default_factory=set)
     now: str = ""
 
+    def look_up_sources(self, conn: sqlite3.Connection, items: list[HighlightCreate]) -> None:
+        """Find the batch's live sources (by `source_id`) in one query, not one per item.
+
+        Ids not found are left out: the item's own lookup then reports them.
+        """
+        wanted = sorted({item.source_id for item in items if item.source_id is not None})
+        for part in chunked(wanted):
+            rows = conn.execute(
+                f"SELECT id FROM sources WHERE id IN ({','.join('?' * len(part))}) "
+                "AND deleted_at IS NULL",
+                part,
+            )
+            for row in rows:
+                self.sources[(row["id"], None)] = str(row["id"])
+
     def finish(self, conn: sqlite3.Connection) -> None:
         """Mark the touched sources updated (inside the transaction, before it commits)."""
         if self.touched_sources:
@@ -243,6 +258,7 @@ def create_many(
     created: list[tuple[str, int]] = []
     batch = Batch()
     with library.write() as conn:
+        batch.look_up_sources(conn, items)
         for index, item in enumerate(items):
             prefix = f"highlights[{index}]." if bulk else ""
             created.append(insert(conn, item, prefix, batch))
