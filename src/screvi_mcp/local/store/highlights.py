@@ -18,6 +18,8 @@ from screvi_mcp.local.store.errors import Invalid, NotFound
 from screvi_mcp.local.store.pages import chunked, offset, pagination
 
 MAX_BULK = 100
+# How a new highlight names its source: (source_id, article_id).
+SourceKey = tuple[str | None, str | None]
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ def get(conn: sqlite3.Connection, highlight_id: str, *, include_metadata: bool =
 
 
 def _source_for(
-    conn: sqlite3.Connection, item: HighlightCreate, prefix: str, known: dict[Any, str]
+    conn: sqlite3.Connection, item: HighlightCreate, prefix: str, known: dict[SourceKey, str]
 ) -> str:
     """The source a new highlight belongs to, checked (`known`: answers already found in
     this transaction, by (source_id, article_id), so a bulk create looks each source up once).
@@ -177,7 +179,7 @@ class Batch:
     """What one transaction's inserts share: sources and tags already resolved, and the
     sources to mark updated once at the end rather than once per highlight."""
 
-    sources: dict[Any, str] = field(default_factory=dict)
+    sources: dict[SourceKey, str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
     touched_sources: set[str] = field(default_factory=set)
     now: str = ""
