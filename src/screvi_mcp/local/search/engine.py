@@ -74,15 +74,19 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
         return [], 0
     index = semantic_index_for(library)
     later: list[SemanticMatch] = []
+    named: list[SemanticMatch] = []
     if index is None:
         keyword = keyword_ranking(conn, text, filters, CANDIDATES_PER_SIDE)
         semantic = semantic_side(library, query)
     else:
         # The two sides at once: FTS5, onnxruntime and numpy all release the GIL, so on two
-        # cores the keyword side hides behind the query embedding and the vector scan.
-        keyword_side = concurrent_sides.submit(
-            lambda: keyword_ranking(library.connection(), text, filters, CANDIDATES_PER_SIDE)
-        )
+        # cores the keyword side hides behind the query embedding and the vector scan. The
+        # named-source check (SQL over sources and the FTS index) rides with the keyword side.
+        def keyword_and_named() -> tuple[list[int], list[SemanticMatch]]:
+            ranked = keyword_ranking(library.connection(), text, filters, CANDIDATES_PER_SIDE)
+            return ranked, named_source_side(library, query)
+
+        keyword_side = concurrent_sides.submit(keyword_and_named)
         # The multilingual model's query embedding (an English query in a library holding
         # non-English highlights) is the slowest step of all: start it first, beside MiniLM.
         later_side = (
@@ -93,14 +97,14 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
         try:
             semantic = semantic_side(library, query)
         finally:
-            keyword = keyword_side.result()
+            keyword, named = keyword_side.result()
             if later_side is not None:
                 later = later_side.result()
     fused = lead_with_source(
         reciprocal_rank_fusion(
             keyword, semantic, later=later, later_offset=multilingual.LATER_OFFSET
         ),
-        named_source_side(library, query),
+        named,
         NAMED_SOURCE_LEAD,
     )
     verified: dict[int, float] = {}

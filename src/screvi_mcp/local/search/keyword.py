@@ -21,7 +21,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from screvi_mcp.local.search.filters import Filters, build_sql_filter
+from screvi_mcp.local.search.filters import Filters, admitted_seqs, build_sql_filter
 from screvi_mcp.local.search.stopwords import STOPWORDS
 
 # unicode61 splits on everything that is not a letter, a number or private use; `_` too.
@@ -127,6 +127,9 @@ def keyword_ranking(conn: sqlite3.Connection, text: str, filters: Filters, limit
     return _relaxed(conn, query, filters, limit)
 
 
+_WEIGHTS_SQL = ", ".join(str(weight) for weight in _COLUMN_WEIGHTS)
+
+
 def _ranked(
     conn: sqlite3.Connection,
     match: str,
@@ -134,8 +137,9 @@ def _ranked(
     limit: int,
     among: list[int] | None,
 ) -> list[int]:
+    if among is None and not filters.restricts:
+        return _ranked_then_live(conn, match, limit)
     sql_filter = build_sql_filter(conn, filters)
-    weights = ", ".join(str(weight) for weight in _COLUMN_WEIGHTS)
     restrict = ""
     params: list[object] = [match]
     if among is not None:
@@ -148,10 +152,35 @@ def _ranked(
         " JOIN highlights h ON h.seq = f.rowid"
         " LEFT JOIN sources s ON s.id = h.source_id"
         f" WHERE highlights_fts MATCH ?{restrict} AND {sql_filter.where}"
-        f" ORDER BY bm25(highlights_fts, {weights}), f.rowid LIMIT ?",
+        f" ORDER BY bm25(highlights_fts, {_WEIGHTS_SQL}), f.rowid LIMIT ?",
         (*params, *sql_filter.params, limit),
     )
     return [int(row[0]) for row in rows]
+
+
+def _ranked_then_live(conn: sqlite3.Connection, match: str, limit: int) -> list[int]:
+    """The same ranking as `_ranked` with no filter, liveness checked after the LIMIT.
+
+    Joining every match to its highlight and source row before ranking reads a table row
+    per match: for a common word (10k+ matches at 100k) that was half the keyword side's
+    time. FTS5 ranks on its own index; then one query checks the best `want` are live, and
+    in the rare case deleted ones leave too few, a longer list is ranked.
+    """
+    want = limit
+    while True:
+        rows = [
+            int(row[0])
+            for row in conn.execute(
+                "SELECT rowid FROM highlights_fts WHERE highlights_fts MATCH ?"
+                f" ORDER BY bm25(highlights_fts, {_WEIGHTS_SQL}), rowid LIMIT ?",
+                (match, want),
+            )
+        ]
+        live = admitted_seqs(conn, Filters(), rows)
+        kept = [seq for seq in rows if seq in live]
+        if len(kept) >= limit or len(rows) < want:
+            return kept[:limit]
+        want *= 4
 
 
 def _relaxed(
