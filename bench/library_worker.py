@@ -7,7 +7,10 @@ searches (so it covers the model, the vector matrix and SQLite's caches).
 - `search PATH N`: open the library, attach the semantic index, run N distinct queries with
   the full engine (query embedding included, no query-cache hits), then the same N queries
   keyword-only (index detached); the same engine with the int8 copy turned on (from
-  20,000 rows) is compared with the default scan, idle and under the CPU load.
+  20,000 rows), and with the exact float32 scan (no sign-code first pass), is compared with
+  the default scan, idle and under the CPU load.
+- `mixed MIXED ENGLISH N`: search in a mixed-language library against its English-only
+  original (`mixed_language.py`).
 - `ingest PATH N`: bulk create N highlights in requests of 100 (the API's maximum):
   keyword-only, then embedded inline as before the queue (the baseline), then answered at
   commit with the queue embedding behind (see `ingest`).
@@ -72,6 +75,17 @@ def cpu_load() -> Iterator[None]:
 # From this many rows the benchmark turns the int8 copy on to compare it with the default
 # scan (the library turns it on only from vectors.INT8_FROM_ROWS rows).
 BENCH_INT8_FROM_ROWS = 20_000
+
+
+@contextmanager
+def exact_scan(matrix: Any) -> Iterator[None]:
+    """The float32 scan of every row (no sign-code first pass): the exact baseline."""
+    rows = matrix.sign_from_rows
+    matrix.set_sign_from_rows(10**12)
+    try:
+        yield
+    finally:
+        matrix.set_sign_from_rows(rows)
 
 
 @contextmanager
@@ -147,12 +161,15 @@ def search(path: Path, count: int) -> dict[str, Any]:
         hybrid.append(time.perf_counter() - t0)
         hits.append(len(page))
     # The query cache would make repeats nearly free: each variant below gets fresh texts.
-    variant_queries = corpus.queries(6 * count, seed=4242)
+    variant_queries = corpus.queries(7 * count, seed=4242)
     int8_from = index.matrix.int8_from_rows
+    signs_used = index.matrix.scans_signs
     sequential_idle = _timed(library, variant_queries[:count], sequential=True)
     with int8_scan_on(index.matrix):
         int8_used = index.matrix.scans_int8
         int8_idle = _timed(library, variant_queries[3 * count : 4 * count], sequential=False)
+    with exact_scan(index.matrix):
+        exact_idle = _timed(library, variant_queries[5 * count : 6 * count], sequential=False)
     with cpu_load():
         loaded = _timed(library, variant_queries[count : 2 * count], sequential=False)
         sequential_loaded = _timed(library, variant_queries[2 * count : 3 * count], sequential=True)
@@ -160,32 +177,48 @@ def search(path: Path, count: int) -> dict[str, Any]:
             int8_loaded = _timed(
                 library, variant_queries[4 * count : 5 * count], sequential=False
             )
+        with exact_scan(index.matrix):
+            exact_loaded = _timed(
+                library, variant_queries[6 * count : 7 * count], sequential=False
+            )
 
     # Where the time goes: each part of a hybrid search on its own.
     embed: list[float] = []
     scan: list[float] = []
+    scan_exact: list[float] = []
     scan_int8: list[float] = []
     keyword_side: list[float] = []
     same_top = 0
+    same_top_100 = 0
+    overlaps: list[float] = []
     conn = library.connection()
     part_queries = queries[: min(len(queries), 100)]
+    limit = engine.CANDIDATES_PER_SIDE
     for text in part_queries:
         t0 = time.perf_counter()
         vector = index.embedder.embed([text])[0]
         t1 = time.perf_counter()
-        got = index.matrix.top(vector, 0.0, engine.CANDIDATES_PER_SIDE)
+        got = index.matrix.top(vector, 0.0, limit)
         t2 = time.perf_counter()
-        keyword_ranking(conn, text, Filters(), engine.CANDIDATES_PER_SIDE)
+        keyword_ranking(conn, text, Filters(), limit)
         t3 = time.perf_counter()
-        with int8_scan_on(index.matrix):
+        with int8_scan_on(index.matrix), exact_scan(index.matrix):
             t4 = time.perf_counter()
-            with_int8 = index.matrix.top(vector, 0.0, engine.CANDIDATES_PER_SIDE)
+            with_int8 = index.matrix.top(vector, 0.0, limit)
             t5 = time.perf_counter()
+        with exact_scan(index.matrix):
+            t6 = time.perf_counter()
+            exact = index.matrix.top(vector, 0.0, limit)
+            t7 = time.perf_counter()
         embed.append(t1 - t0)
         scan.append(t2 - t1)
         keyword_side.append(t3 - t2)
         scan_int8.append(t5 - t4)
-        same_top += [seq for seq, _ in got] == [seq for seq, _ in with_int8]
+        scan_exact.append(t7 - t6)
+        exact_seqs = [seq for seq, _ in exact]
+        same_top += [seq for seq, _ in with_int8] == exact_seqs
+        same_top_100 += [seq for seq, _ in got[:100]] == exact_seqs[:100]
+        overlaps.append(len({seq for seq, _ in got} & set(exact_seqs)) / max(len(exact), 1))
     rss_peak = _rss_mib()
 
     attach.detach_semantic_index(library)
@@ -209,11 +242,19 @@ def search(path: Path, count: int) -> dict[str, Any]:
         "search_hybrid_sequential_under_load": summary_ms(sequential_loaded),
         "search_hybrid_int8": summary_ms(int8_idle),
         "search_hybrid_int8_under_load": summary_ms(int8_loaded),
+        "search_hybrid_exact_scan": summary_ms(exact_idle),
+        "search_hybrid_exact_scan_under_load": summary_ms(exact_loaded),
         "int8_scan": {
             "library_from_rows": int8_from,
             "used_by_default": index.matrix.scans_int8,
             "used_when_on": int8_used,
-            "top_1000_same_as_default": f"{same_top}/{len(part_queries)}",
+            "top_1000_same_as_exact": f"{same_top}/{len(part_queries)}",
+        },
+        "sign_scan": {
+            "used_by_default": signs_used,
+            "top_100_same_as_exact": f"{same_top_100}/{len(part_queries)}",
+            "top_1000_overlap_with_exact_mean": round(sum(overlaps) / len(overlaps), 4),
+            "top_1000_overlap_with_exact_min": round(min(overlaps), 4),
         },
         "load": f"{LOAD_PROCESSES} busy-looping Python processes (one per core)",
         "search_keyword_only": summary_ms(keyword_only),
@@ -222,6 +263,7 @@ def search(path: Path, count: int) -> dict[str, Any]:
             "query_embedding": round(percentile(embed, 50) * 1000, 3),
             "vector_scan": round(percentile(scan, 50) * 1000, 3),
             "vector_scan_int8": round(percentile(scan_int8, 50) * 1000, 3),
+            "vector_scan_exact": round(percentile(scan_exact, 50) * 1000, 3),
             "keyword_ranking": round(percentile(keyword_side, 50) * 1000, 3),
         },
         "memory": {
@@ -350,8 +392,14 @@ def ingest(path: Path, count: int) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> None:
-    command, path, count = argv[0], Path(argv[1]), int(argv[2])
-    result = search(path, count) if command == "search" else ingest(path, count)
+    command = argv[0]
+    if command == "mixed":  # mixed-language library, then its English-only original
+        from bench import mixed_language
+
+        result = mixed_language.measure(Path(argv[1]), Path(argv[2]), int(argv[3]))
+    else:
+        path, count = Path(argv[1]), int(argv[2])
+        result = search(path, count) if command == "search" else ingest(path, count)
     print(json.dumps(result))
 
 

