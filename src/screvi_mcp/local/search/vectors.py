@@ -1,14 +1,15 @@
-"""The in-memory vector index: a float32 matrix and its int8 copy, scanned brute force.
+"""The in-memory vector index: a float32 matrix, scanned brute force, with compact copies.
 
-A query scans the int8 copy (`int8_scan`: a quarter of the bytes of the float32 matrix,
-which at 100k x 384 is 154 MB a query and bound by memory bandwidth), keeps the best
-candidates with a margin, and re-scores those in float32: the cosines returned are the
-float32 ones, and the ranking is the float32 ranking unless int8 rounding moved a row from
-beyond twice the limit into it (tests and the benchmark compare the two). Matrices below
-`INT8_FROM_ROWS` (where it did not pay, measured) are scanned in float32 alone. Brute force keeps
-search exact-by-construction without an ANN structure. Rows live in a buffer with spare
-capacity, so adding a highlight does not copy the whole matrix; removal moves the last row
-into the hole.
+A full float32 scan reads the whole matrix per query (154 MB at 100k x 384) and is bound by
+memory bandwidth. From `SIGN_FROM_ROWS` rows a query first compares sign codes
+(`sign_scan`: one bit per component) and re-scores the nearest `SIGN_CANDIDATES` per result
+in float32; from `INT8_FROM_ROWS` it scans the int8 copy (`int8_scan`: a quarter of the
+bytes, with a rounding bound) and re-scores the best with a margin. Either way the cosines
+returned are the float32 ones and the order is the float32 order of the candidates; the
+sign pass can miss rows deep in a long list (measured in `sign_scan`), the int8 pass only
+rows moved from beyond twice the limit into it. Small matrices are scanned in float32
+alone. Rows live in a buffer with spare capacity, so adding a highlight does not copy the
+whole matrix; removal moves the last row into the hole.
 """
 
 from __future__ import annotations
