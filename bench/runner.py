@@ -15,6 +15,7 @@ from typing import Any
 from bench import (
     cold_start,
     corpus,
+    english_models,
     http_load,
     import_kindle,
     libraries,
@@ -26,7 +27,15 @@ from bench import (
 from bench.common import CACHE_DIR, Settings, log, machine, ratio, run_worker
 
 SECTIONS = (
-    "library", "mixed", "cold_start", "tool_call", "tokens", "http", "import", "verify"
+    "library",
+    "mixed",
+    "cold_start",
+    "tool_call",
+    "tokens",
+    "http",
+    "import",
+    "verify",
+    "english_models",
 )
 TARGETS = {
     "cold_start_ratio": 1.3,
@@ -248,6 +257,8 @@ def _run(
     if "verify" in sections:  # in this process, last: it loads the model here
         queries = 5 if settings.tiny else 40
         _section(results, "verify", lambda: verify_cost.measure(smallest.path, queries))
+    if "english_models" in sections:  # each model in its own process
+        _section(results, "english_models", lambda: english_models.measure(settings.tiny))
     results["targets"] = targets(results, settings)
     results["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     results["total_seconds"] = round(time.perf_counter() - started, 1)
