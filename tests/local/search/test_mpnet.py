@@ -245,3 +245,23 @@ def test_unset_means_minilm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENGLISH_MODEL_ENV, raising=False)
     monkeypatch.delenv("SCREVI_EMBEDDING_MODEL_DIR", raising=False)
     assert load_embedder().model_id == DEFAULT_MODEL_ID
+
+
+@needs_wheels
+def test_a_cache_that_cannot_be_written_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: Library
+) -> None:
+    from screvi_mcp.local.search import embedder as embedder_module
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(CACHE_ENV, str(blocker / "models"))
+    monkeypatch.setenv(ENGLISH_MODEL_ENV, "mpnet")
+    embedder_module._load_embedder.cache_clear()  # a model loaded by an earlier test
+    try:
+        assert attach_semantic_index(library) is None
+    finally:
+        embedder_module._load_embedder.cache_clear()
+    reason = keyword_only.reason_for(library)
+    assert reason is not None and "mpnet_conversion_failed" in reason
+    assert "SCREVI_MODEL_CACHE" in reason and "Traceback" not in reason
