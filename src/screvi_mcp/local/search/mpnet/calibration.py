@@ -3,8 +3,9 @@
 Fitted on the TUNING half of the labelled set only (tests/local/search/fit_parameters.py's
 grid and rule, widened to gates 0.30-0.55 and floors 0.10-0.35, with the cosine gate alone:
 this model has no fitted judge for an uncertain band), on the labelled set as grown on
-2026-11-23 (334 highlights): floor raw 0.35 <-> similarity 0.72, gate 0.48. Held-out figures in docs/search.md ("Stronger English model"). The verifier curve
-(verify=true) is MiniLM's, not fitted for this model.
+2026-11-23 (334 highlights): floor raw 0.35 <-> similarity 0.72, gate 0.48. Held-out figures
+in docs/search.md ("Stronger English model"). The verifier curve (verify=true) is MiniLM's,
+not fitted for this model.
 """
 
 from __future__ import annotations
