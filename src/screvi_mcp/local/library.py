@@ -43,7 +43,8 @@ class Library:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        # Each connection with the thread that made it (and alone uses it).
+        self._connections: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._lock = threading.Lock()
         self.closed = False
         self.listeners: list[HighlightListener] = []
@@ -74,7 +75,7 @@ class Library:
             conn = db.connect(self.path)
             self._local.conn = conn
             with self._lock:
-                self._connections.append(conn)
+                self._connections.append((threading.current_thread(), conn))
         return conn
 
     @contextmanager
@@ -138,8 +139,13 @@ class Library:
         self._close_hooks.clear()
         self.closed = True
         with self._lock:
-            for conn in self._connections:
-                # A connection made on another thread may refuse; it dies with that thread.
-                with contextlib.suppress(sqlite3.ProgrammingError):
-                    conn.close()
+            for owner, conn in self._connections:
+                # Another thread still running may be inside a statement on its connection
+                # right now (it checked `closed` a moment before this): closing it under that
+                # thread crashes the process (a segfault in SQLite, seen in CI). Such a
+                # connection is closed when its thread ends and drops its thread-local copy;
+                # `connection()` refuses that thread any further use.
+                if owner is threading.current_thread() or not owner.is_alive():
+                    with contextlib.suppress(sqlite3.ProgrammingError):
+                        conn.close()
             self._connections.clear()
