@@ -5,27 +5,12 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from synthetic_vectors import near_queries, unit_rows
 
 from screvi_mcp.local.search import int8_scan
 from screvi_mcp.local.search.vectors import VectorMatrix
 
 DIMENSIONS = 384
-
-
-def _unit_rows(rng: np.random.Generator, count: int) -> np.ndarray:
-    """Vectors shaped like sentence embeddings: a shared direction plus noise, so that
-    cosines crowd together (0.2 to 0.7) as MiniLM's do, which is where rounding could
-    swap neighbours."""
-    shared = rng.standard_normal(DIMENSIONS).astype(np.float32)
-    rows = rng.standard_normal((count, DIMENSIONS)).astype(np.float32) + 0.8 * shared
-    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows
-
-
-def _queries(rng: np.random.Generator, rows: np.ndarray, count: int) -> list[np.ndarray]:
-    picked = rows[rng.choice(rows.shape[0], count, replace=False)]
-    noisy = picked + 0.06 * rng.standard_normal(picked.shape).astype(np.float32)
-    return list(noisy / np.linalg.norm(noisy, axis=1, keepdims=True))
 
 
 def _pair(rows: np.ndarray, seqs: list[int]) -> tuple[VectorMatrix, VectorMatrix]:
@@ -48,10 +33,10 @@ def _assert_same_ranking(got: list[tuple[int, float]], want: list[tuple[int, flo
 @pytest.mark.parametrize(("limit", "min_cosine"), [(10, 0.0), (100, 0.0), (1000, 0.25)])
 def test_rescored_ranking_equals_the_float32_ranking(limit: int, min_cosine: float) -> None:
     rng = np.random.default_rng(17)
-    rows = _unit_rows(rng, 30_000)
+    rows = unit_rows(rng, 30_000)
     seqs = list(range(5, 5 + rows.shape[0]))
     int8, float32 = _pair(rows, seqs)
-    for query in _queries(rng, rows, 12):
+    for query in near_queries(rng, rows, 12, noise=0.06):
         want = float32.top(query, min_cosine, limit)
         assert len(want) == limit  # the limit binds, so the pool's cut matters
         _assert_same_ranking(int8.top(query, min_cosine, limit), want)
@@ -60,10 +45,10 @@ def test_rescored_ranking_equals_the_float32_ranking(limit: int, min_cosine: flo
 def test_the_floor_is_applied_to_float32_cosines() -> None:
     """Rows just above and below the floor: int8 rounding must neither admit nor drop."""
     rng = np.random.default_rng(3)
-    rows = _unit_rows(rng, 20_000)
+    rows = unit_rows(rng, 20_000)
     seqs = list(range(rows.shape[0]))
     int8, float32 = _pair(rows, seqs)
-    query = _queries(rng, rows, 1)[0]
+    query = near_queries(rng, rows, 1, noise=0.06)[0]
     cosines = np.sort(rows @ query)[::-1]
     floor = float(cosines[150] + cosines[151]) / 2  # 151 rows pass, the next is close
     want = float32.top(query, floor, 1000)
@@ -75,17 +60,17 @@ def test_writes_keep_the_int8_copy_in_step() -> None:
     """Upserts, edits and removals (which move the last row into the hole) change the int8
     copy with the float32 rows: rankings still agree, and a removed row never appears."""
     rng = np.random.default_rng(5)
-    rows = _unit_rows(rng, 12_000)
+    rows = unit_rows(rng, 12_000)
     int8, float32 = _pair(rows[:10_000], list(range(10_000)))
     removed = [int(seq) for seq in rng.choice(10_000, 500, replace=False)]
     extra = list(range(10_000, 12_000))
     edited = [int(seq) for seq in rng.choice(10_000, 300, replace=False) if seq not in removed]
-    new_vectors = _unit_rows(rng, len(edited))
+    new_vectors = unit_rows(rng, len(edited))
     for matrix in (int8, float32):
         matrix.remove(removed)
         matrix.upsert(extra, rows[10_000:])
         matrix.upsert(edited, new_vectors)
-    for query in [*_queries(rng, rows, 6), *new_vectors[:4]]:
+    for query in [*near_queries(rng, rows, 6, noise=0.06), *new_vectors[:4]]:
         want = float32.top(query, 0.0, 200)
         got = int8.top(query, 0.0, 200)
         _assert_same_ranking(got, want)
@@ -94,10 +79,10 @@ def test_writes_keep_the_int8_copy_in_step() -> None:
 
 def test_int8_scores_stay_within_their_bound() -> None:
     rng = np.random.default_rng(9)
-    rows = _unit_rows(rng, 9000)  # more than one block of codes
+    rows = unit_rows(rng, 9000)  # more than one block of codes
     codes = int8_scan.Int8Codes(DIMENSIONS)
     codes.set_rows(0, rows)
-    for query in _queries(rng, rows, 5):
+    for query in near_queries(rng, rows, 5, noise=0.06):
         approx, query_step = codes.scores(query, rows.shape[0])
         error = np.abs(approx - rows @ query)
         bound = int8_scan.score_error_bound(query_step, codes.largest_step(9000), DIMENSIONS)

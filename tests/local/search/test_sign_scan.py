@@ -6,26 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from synthetic_vectors import unit_rows
 
 from screvi_mcp.local.search.sign_scan import SignCodes
 from screvi_mcp.local.search.vectors import SIGN_FROM_ROWS, VectorMatrix
 
 DIMENSIONS = 384
-
-
-def _unit_rows(rng: np.random.Generator, count: int) -> np.ndarray:
-    """Rows shaped like sentence embeddings: a shared direction plus noise, so that cosines
-    crowd together as MiniLM's do."""
-    shared = rng.standard_normal(DIMENSIONS).astype(np.float32)
-    rows = rng.standard_normal((count, DIMENSIONS)).astype(np.float32) + 0.8 * shared
-    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows
-
-
-def _queries(rng: np.random.Generator, rows: np.ndarray, count: int) -> list[np.ndarray]:
-    picked = rows[rng.choice(rows.shape[0], count, replace=False)]
-    noisy = picked + 0.03 * rng.standard_normal(picked.shape).astype(np.float32)
-    return list(noisy / np.linalg.norm(noisy, axis=1, keepdims=True))
 
 
 def _pair(rows: np.ndarray, seqs: list[int]) -> tuple[VectorMatrix, VectorMatrix]:
@@ -59,7 +45,7 @@ def test_distances_count_differing_signs() -> None:
 
 def test_the_floor_is_applied_to_float32_cosines() -> None:
     rng = np.random.default_rng(3)
-    rows = _unit_rows(rng, SIGN_FROM_ROWS + 100)
+    rows = unit_rows(rng, SIGN_FROM_ROWS + 100)
     signs, exact = _pair(rows, list(range(rows.shape[0])))
     query = rows[123]
     cosines = rows @ query
@@ -74,13 +60,13 @@ def test_writes_keep_the_sign_codes_in_step() -> None:
     with the rows: each row is found by its own vector (sign distance 0) with its float32
     cosine, an edited row by its new vector, and a removed row never."""
     rng = np.random.default_rng(5)
-    rows = _unit_rows(rng, SIGN_FROM_ROWS + 3000)
+    rows = unit_rows(rng, SIGN_FROM_ROWS + 3000)
     base = SIGN_FROM_ROWS + 1000
     signs, exact = _pair(rows[:base], list(range(base)))
     removed = [int(seq) for seq in rng.choice(base, 500, replace=False)]
     extra = list(range(base, rows.shape[0]))
     edited = [int(seq) for seq in rng.choice(base, 300, replace=False) if seq not in removed]
-    new_vectors = _unit_rows(rng, len(edited))
+    new_vectors = unit_rows(rng, len(edited))
     for matrix in (signs, exact):
         matrix.remove(removed)
         matrix.upsert(extra, rows[base:])
