@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -201,3 +202,44 @@ async def test_tag_changes_that_leave_updated_at_alone_are_found_by_their_counts
     listed = summary.applied["highlights"]
     assert listed.created + listed.updated + listed.unchanged == 0  # nothing listed again
     await assert_same(stand_in, mirror_path)
+
+
+def _waiting_for_a_vector(mirror: Path) -> int:
+    """Live highlights of the mirror with no English (MiniLM) vector, read from the file."""
+    conn = sqlite3.connect(f"file:{mirror}?mode=ro", uri=True)
+    try:
+        row = conn.execute(
+            "SELECT count(*) FROM highlights h WHERE h.deleted_at IS NULL AND NOT EXISTS "
+            "(SELECT 1 FROM highlight_embeddings e WHERE e.seq = h.seq)"
+        ).fetchone()
+        return int(row[0])
+    finally:
+        conn.close()
+
+
+async def test_a_finished_sync_leaves_every_highlight_searchable_by_meaning(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    # Pages of 100 arrive faster than the embedding worker keeps up with: without waiting
+    # for it, the sync ended with highlights still queued, and a server started on the copy
+    # at once missed them by meaning (the copy's search differed from Screvi's).
+    async with stand_in.client() as client:
+        await seed(client)
+        await client.create_highlights_bulk(
+            [{"content": f"Entry {n}: the harvest moon rose over the quiet fields."}
+             for n in range(100)]
+        )
+    summary = await sync(stand_in, mirror_path, replace(FAST, per_page=100))
+    assert summary.finished and summary.waiting_for_vectors == 0
+    assert _waiting_for_a_vector(mirror_path) == 0
+    await assert_same(stand_in, mirror_path)
+
+
+def test_the_summary_says_when_highlights_still_wait_for_their_vectors() -> None:
+    from screvi_mcp.mirror.report import summary_text
+    from screvi_mcp.mirror.sync import SyncSummary
+
+    done = SyncSummary(full=True, finished=True)
+    assert "not yet embedded" not in summary_text(done)
+    late = replace(done, waiting_for_vectors=12)
+    assert "not yet embedded" in summary_text(late) and "12 highlights" in summary_text(late)

@@ -14,6 +14,7 @@ _UNITS = {
     "articles": "articles",
     "details": "article bodies",
     "tag_members": "tags",
+    "embedding": "highlights",
 }
 
 
@@ -64,6 +65,11 @@ def summary_text(summary: SyncSummary) -> str:
         )
     rows.append(("article bodies", summary.applied["details"].updated))
     rows.append(("requests", f"{summary.requests} ({summary.rate_limited} answered 429)"))
+    if summary.waiting_for_vectors:
+        rows.append(
+            ("not yet embedded", f"{summary.waiting_for_vectors} highlights (found by keywords "
+             "now, by meaning once the next server or sync on this mirror has embedded them)")
+        )
     rows.append(("time", f"{summary.seconds:.1f}s"))
     if summary.cursor:
         rows.append(("next sync from", summary.cursor))

@@ -200,7 +200,7 @@ class MirroredClient(ScreviClient):
         assert self._sync_client is not None and self._clock is not None
         assert self._hosted_key is not None
         settings = dataclasses.replace(
-            self._sync_settings, time_limit=self.policy.sync_time_limit
+            self._sync_settings, time_limit=self.policy.sync_time_limit, wait_for_vectors=False
         )
         # The time limit pauses between pages; the deadline also ends a request or a wait
         # at the budget that would run past it (the run stays resumable either way).

@@ -110,6 +110,11 @@ class SyncSettings:
     time_limit: float | None = None
     # Accept a mirror made with another key (a rotated key of the same account).
     accept_new_key: bool = False
+    # Before returning a finished run, wait (within `time_limit`) until every stored
+    # highlight has its English vector, so the copy is findable by meaning as soon as a
+    # server opens it. A server refreshing its own mirror turns this off: its embedding
+    # worker goes on after the run, and searches see each vector as it lands.
+    wait_for_vectors: bool = True
 
 
 @dataclass
@@ -124,6 +129,10 @@ class SyncSummary:
     rate_limited: int = 0
     seconds: float = 0.0
     cursor: str | None = None
+    # Highlights stored but not yet embedded when the run returned (the time limit or a
+    # stalled worker ended the wait): found by keywords now, by meaning once the next
+    # process that opens the mirror has embedded them.
+    waiting_for_vectors: int = 0
 
 
 def build_client(
@@ -337,6 +346,8 @@ async def run_sync(
                 finish[STATE_LAST_FULL_SYNC] = now
             await anyio.to_thread.run_sync(lambda: store.write_state(library, finish))
             summary.finished = True
+            if settings.wait_for_vectors:
+                summary.waiting_for_vectors = await _wait_for_vectors(run)
         except SyncPaused:
             log.info("sync paused at its time limit; the next run continues from here")
         finally:
@@ -351,6 +362,22 @@ async def _embed_leftovers(library: Library) -> None:
     from screvi_mcp.local.search.attach import attach_semantic_index
 
     await anyio.to_thread.run_sync(lambda: attach_semantic_index(library, backfill="now"))
+
+
+async def _wait_for_vectors(run: _Run) -> int:
+    """Let the embedding worker catch up with the pages just stored (they arrive faster than
+    MiniLM embeds them); returns how many still wait. The run is already finished: running
+    out of time here pauses nothing, the rest is embedded by whoever opens the mirror next."""
+    from screvi_mcp.local.search.attach import wait_for_vectors
+
+    def progress(done: int, total: int) -> None:
+        run.reporter.advance("embedding", done, total)
+
+    return int(
+        await anyio.to_thread.run_sync(
+            lambda: wait_for_vectors(run.library, deadline=run.deadline, progress=progress)
+        )
+    )
 
 
 async def _tags(run: _Run, page: int, *, keep_position: bool = False) -> None:

@@ -223,3 +223,48 @@ def test_a_reader_process_drops_the_old_vector_of_an_edit_at_commit(
         held.release()
         detach_semantic_index(reader)
         reader.close()
+
+
+def test_waiting_for_vectors_ends_when_the_queue_is_empty(
+    library: Library, path: Path, held: HeldEmbedder
+) -> None:
+    from screvi_mcp.local.search.attach import wait_for_vectors
+
+    held.hold()
+    _create(library, SEASICK, BREAD)
+    assert held.waiting.wait(10)
+    seen: list[tuple[int, int]] = []
+    threading.Timer(0.5, held.release).start()
+    assert wait_for_vectors(library, progress=lambda done, total: seen.append((done, total))) == 0
+    assert pending_embeddings(path) == 0
+    assert seen[0] == (0, 2) and seen[-1] == (2, 2)
+    assert _by_meaning(library, BREAD_QUERY)  # in this process's matrix, not only the file
+
+
+def test_waiting_for_vectors_is_bounded_by_its_deadline_and_by_a_stall(
+    library: Library, path: Path, held: HeldEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.local.search import attach
+
+    held.hold()
+    _create(library, SEASICK, BREAD)
+    assert held.waiting.wait(10)
+    # A deadline already passed: it returns at once with what is still queued.
+    assert attach.wait_for_vectors(library, deadline=time.monotonic()) == 2
+    # No deadline, but a worker that makes no progress: it gives up after the stall bound.
+    monkeypatch.setattr(attach, "STALL_SECONDS", 0.3)
+    started = time.monotonic()
+    assert attach.wait_for_vectors(library, poll=0.05) == 2
+    assert time.monotonic() - started < 30
+    held.release()
+
+
+def test_waiting_for_vectors_without_an_index_waits_for_nothing(tmp_path: Path) -> None:
+    from screvi_mcp.local.search.attach import wait_for_vectors
+
+    keyword_only = Library.open(tmp_path / "plain.sqlite3")
+    try:
+        _create(keyword_only, SEASICK)
+        assert wait_for_vectors(keyword_only, deadline=time.monotonic() + 60) == 0
+    finally:
+        keyword_only.close()

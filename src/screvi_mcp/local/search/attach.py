@@ -27,6 +27,9 @@ Progress = Callable[[int, int], None]
 
 # How long a one-shot command waits, after its own drain, for rows another worker holds.
 DRAIN_WAIT_SECONDS = 120.0
+# A wait for the queue to empty gives up when it has not shrunk for this long (a stuck or
+# failing worker), however much time it was otherwise allowed.
+STALL_SECONDS = 60.0
 
 _warned: set[str] = set()
 _attach_lock = threading.Lock()
@@ -132,6 +135,52 @@ def embed_waiting_highlights(library: Library) -> bool:
     index.wait_until_embedded(DRAIN_WAIT_SECONDS)
     detach_semantic_index(library)
     return True
+
+
+def wait_for_vectors(
+    library: Library,
+    *,
+    deadline: float | None = None,
+    progress: Progress | None = None,
+    poll: float = 0.2,
+) -> int:
+    """Wait until the attached index's worker has embedded every queued highlight; returns
+    how many still wait (0 when done, or when search is keyword-only: nothing to wait for).
+
+    For a long job that writes through a running index (a sync) and should leave every
+    highlight findable by meaning when it reports done. Bounded: it stops at `deadline`
+    (`time.monotonic()`) and after `STALL_SECONDS` in which the queue did not shrink.
+    `progress` gets (embedded so far, total at the start). The multilingual queue is left
+    to its worker, as in `embed_waiting_highlights`."""
+    import time
+
+    index = registry.semantic_index_for(library)
+    if index is None or library.closed:
+        return 0
+    from screvi_mcp.local.search.index import SemanticIndex
+
+    if not isinstance(index, SemanticIndex):
+        return 0
+    pending = index.pending()
+    total = pending
+    shrank_at = time.monotonic()
+    while pending:
+        if progress is not None:
+            progress(total - pending, total)
+        now = time.monotonic()
+        if (deadline is not None and now >= deadline) or now - shrank_at >= STALL_SECONDS:
+            break
+        index.worker.wake()
+        time.sleep(poll)
+        left = index.pending()
+        if left < pending:
+            shrank_at = time.monotonic()
+        pending = left
+    if not pending:
+        index.sync(library.connection())  # vectors another process committed, into the matrix
+        if progress is not None and total:
+            progress(total, total)
+    return pending
 
 
 def stderr_progress_bar(
