@@ -325,3 +325,25 @@ def test_bad_bytes_and_non_clippings_files_are_reported_with_their_line() -> Non
 def test_an_empty_file_has_nothing_to_import() -> None:
     parsed = kindle.parse("empty.txt", b"\xef\xbb\xbf")
     assert parsed.records == [] and not parsed.rejected
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_file_resaved_as_utf16_with_its_byte_order_mark_imports_the_same(
+    encoding: str,
+) -> None:
+    # Windows Notepad's "Unicode" is UTF-16 with a byte-order mark: it used to be refused as
+    # "not a text file".
+    raw = (FIXTURES / "clippings_en.txt").read_bytes().decode("utf-8-sig")
+    bom = b"\xfe\xff" if encoding == "utf-16-be" else b""
+    resaved = kindle.parse("clippings_en.txt", bom + raw.encode(encoding))
+    assert resaved == parse_fixture("clippings_en.txt")
+
+
+def test_utf16_without_a_byte_order_mark_says_to_save_as_utf8() -> None:
+    raw = "Book (Author)\n- Your Highlight at location 1 | Added on x\n\nok\n==========\n"
+    with pytest.raises(MalformedFile) as broken:
+        kindle.parse("clips.txt", raw.encode("utf-16-le"))
+    assert "UTF-16" in broken.value.reason and "UTF-8" in broken.value.reason
+    with pytest.raises(MalformedFile) as binary:
+        kindle.parse("clips.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    assert "not a text file" in binary.value.reason

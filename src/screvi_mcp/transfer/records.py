@@ -61,10 +61,24 @@ class ParsedFile:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
 def decode_text(path: str, raw: bytes) -> str:
-    """UTF-8 (with or without BOM) text; a broken byte is reported with its line."""
+    """UTF-8 (with or without BOM), or UTF-16 with its byte-order mark (what Windows Notepad
+    saves as "Unicode"); a broken byte is reported with its line."""
+    if raw.startswith(_UTF16_BOMS):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError as error:
+            line = raw[: error.start].decode("utf-16", errors="replace").count("\n") + 1
+            raise MalformedFile(path, line, "not valid UTF-16 text; save it as UTF-8") from None
     if b"\x00" in raw:
         line = raw[: raw.index(b"\x00")].count(b"\n") + 1
+        if _looks_like_utf16(raw):
+            raise MalformedFile(
+                path, 1, "looks like UTF-16 text without a byte-order mark; save it as UTF-8"
+            )
         raise MalformedFile(path, line, "contains NUL bytes: this is not a text file")
     try:
         return raw.decode("utf-8-sig")
@@ -73,3 +87,12 @@ def decode_text(path: str, raw: bytes) -> str:
         raise MalformedFile(
             path, line, f"not valid UTF-8 (byte 0x{raw[error.start]:02x}); save it as UTF-8"
         ) from None
+
+
+def _looks_like_utf16(raw: bytes) -> bool:
+    """Mostly-Latin text in UTF-16 has a NUL in every other byte; a binary file does not."""
+    head = raw[:2000]
+    if len(head) < 4:
+        return False
+    even, odd = head[0::2], head[1::2]
+    return max(even.count(0) / len(even), odd.count(0) / len(odd)) > 0.9
