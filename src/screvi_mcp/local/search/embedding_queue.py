@@ -92,9 +92,23 @@ def enqueue(
 def queued_among(
     conn: sqlite3.Connection, seqs: list[int], tables: VectorTables = MINILM_TABLES
 ) -> set[int]:
+    """Those of `seqs` waiting unclaimed. A claimed row counts as not queued here: a change
+    committed after its claim must queue it again (see `SemanticIndex.highlights_changed`)."""
     rows = conn.execute(
         f"SELECT seq FROM {tables.queue} WHERE claim IS NULL"
         " AND seq IN (SELECT value FROM json_each(?))",
+        (json.dumps(seqs),),
+    )
+    return {int(row[0]) for row in rows}
+
+
+def in_queue(
+    conn: sqlite3.Connection, seqs: list[int], tables: VectorTables = MINILM_TABLES
+) -> set[int]:
+    """Those of `seqs` in the queue, claimed or not: what a sweep for highlights lacking a
+    vector must leave alone (a claimed row is being embedded, or its lease runs out)."""
+    rows = conn.execute(
+        f"SELECT seq FROM {tables.queue} WHERE seq IN (SELECT value FROM json_each(?))",
         (json.dumps(seqs),),
     )
     return {int(row[0]) for row in rows}

@@ -61,10 +61,16 @@ class EmbeddingWorker:
             thread.join(timeout)
 
     def drain(self) -> int:
-        """Embed everything claimable on the calling thread; returns rows handled."""
+        """Embed everything claimable on the calling thread; returns rows handled.
+
+        A thread other than the worker's (a one-shot command draining beside it) claims
+        under a token of its own: each round ends by releasing whatever its token still
+        holds, and a shared token let the worker hand back, and then embed again, the rows
+        the other thread was embedding."""
+        token = self._claim if threading.current_thread() is self._thread else new_claim_token()
         handled = 0
         while not self._stop.is_set():
-            claimed = self._index.embed_queued(self._claim)
+            claimed = self._index.embed_queued(token)
             if not claimed:
                 return handled
             handled += claimed

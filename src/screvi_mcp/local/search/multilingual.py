@@ -213,7 +213,7 @@ def queue_missing(index: MultilingualIndex, *, force: bool = False) -> None:
     if not (force or index.has_non_english() or index.stored_non_english(conn)):
         return  # English-only so far: the queue (filled by triggers) is all there is to do
     missing = embedding_rows.missing_seqs(conn, index.model_id, index.tables)
-    queued = embedding_queue.queued_among(conn, missing, index.tables)
+    queued = embedding_queue.in_queue(conn, missing, index.tables)
     unqueued = sorted(set(missing) - queued)
     with library.write() as write_conn:
         # Vectors of an earlier multilingual model are never read again: free their space.
