@@ -16,6 +16,12 @@ from pathlib import Path
 from screvi_mcp.local import clock
 
 BUSY_TIMEOUT_MS = 10_000
+# The WAL is checkpointed by a background thread after commits (local/checkpointer.py); a
+# commit checkpoints it itself only past this many pages (64 MiB at 4 KiB pages), SQLite's
+# default being 1,000. After a checkpoint has caught up, the file is cut back to
+# WAL_KEEP_BYTES the next time it is reused.
+WAL_HARD_PAGES = 16_384
+WAL_KEEP_BYTES = 16 * 1024 * 1024
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -31,6 +37,8 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     _enter_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_HARD_PAGES}")
+    conn.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
     return conn
 
 

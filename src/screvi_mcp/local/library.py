@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from screvi_mcp.local import db, keyword_rows
+from screvi_mcp.local.checkpointer import Checkpointer
 
 
 class HighlightListener(Protocol):
@@ -50,6 +51,8 @@ class Library:
         self.listeners: list[HighlightListener] = []
         self._close_hooks: list[Callable[[], None]] = []
         self._flush_keyword_rows = True
+        self.checkpointer = Checkpointer(self)
+        self._close_hooks.append(self.checkpointer.stop)
 
     @classmethod
     def open(cls, path: Path | str) -> Library:
@@ -89,6 +92,9 @@ class Library:
             yield conn
             if self._flush_keyword_rows:
                 keyword_rows.flush(conn)
+        # Committed: the WAL's pages go back into the file on the checkpointer's thread, not
+        # in this request, unless the WAL is past its bound (see local/checkpointer.py).
+        self.checkpointer.after_commit(conn)
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
         row = (
