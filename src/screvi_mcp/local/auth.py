@@ -21,8 +21,14 @@ def presented_key(request: Request) -> str | None:
     return None
 
 
-def identify(library: Library, secret: str | None) -> keys.ApiKey:
-    """The caller's live key, or the spec's 401. Runs in a worker thread (it reads SQLite)."""
+class WriteNeeded(Exception):
+    """`identify(..., may_write=False)` found the key's `last_used_at` due: identify it in a
+    worker thread instead (the write may wait for another writer's transaction)."""
+
+
+def identify(library: Library, secret: str | None, *, may_write: bool = True) -> keys.ApiKey:
+    """The caller's live key, or the spec's 401. Runs in a worker thread (it reads SQLite),
+    or on the event loop with `may_write=False`."""
     if secret is None:
         raise ApiError(
             401,
@@ -32,6 +38,8 @@ def identify(library: Library, secret: str | None) -> keys.ApiKey:
     record = keys.find_key(library, secret)
     if record is None:
         raise ApiError(401, "invalid_api_key", "The API key is unknown or has been revoked")
+    if not may_write and keys.use_is_due(record):
+        raise WriteNeeded
     keys.record_use(library, record)
     return record
 

@@ -8,6 +8,7 @@ traceback, no key) ever reaches the client.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -131,7 +132,7 @@ def preferences(request: Request) -> frozenset[str]:
 
 
 def _admit(
-    state: Any, secret: str | None, write: bool, headers: dict[str, str]
+    state: Any, secret: str | None, write: bool, headers: dict[str, str], *, may_write: bool = True
 ) -> ApiKey:
     """Every check before the body, in the spec's order: key, account, rate, scope.
 
@@ -141,7 +142,7 @@ def _admit(
     """
     library: Library = state.library
     limiter: KeyRateLimiter = state.rate_limiter
-    key = auth.identify(library, secret)
+    key = auth.identify(library, secret, may_write=may_write)
     if key.legacy:
         # Before any other check: every answer to a legacy key carries it (spec 5.4),
         # a 403 subscription_required included.
@@ -161,19 +162,68 @@ def _admit(
     return key
 
 
+# `no_wait` endpoints answer on the event loop; False sends them through a worker thread like
+# the others (the benchmark's baseline for what the hop costs).
+NO_WAIT_READS = True
+
+
+def _would_wait(error: sqlite3.OperationalError) -> bool:
+    text = str(error)
+    return "locked" in text or "busy" in text
+
+
+def _without_waiting(
+    state: Any,
+    secret: str | None,
+    headers: dict[str, str],
+    handler: Handler,
+    call_for: Callable[[ApiKey, Any], Call],
+) -> tuple[ApiKey | None, Reply | None]:
+    """Admit and answer a read on the event loop, never waiting for SQLite.
+
+    (key, reply) when answered; (key, None) when admitted but the read would have waited
+    (the handler then runs in a worker thread, and the request is not counted twice by the
+    rate limiter); (None, None) when the checks themselves need a worker thread: the key's
+    `last_used_at` is due (a write), a lock was held, or the connection is not prepared.
+    """
+    library: Library = state.library
+    with library.reads_without_waiting() as ready:
+        if not ready:
+            return None, None
+        try:
+            key = _admit(state, secret, False, headers, may_write=False)
+        except auth.WriteNeeded:
+            return None, None
+        except sqlite3.OperationalError as error:
+            if not _would_wait(error):
+                raise
+            return None, None  # nothing counted yet: the rate limit is checked last
+        try:
+            return key, handler(call_for(key, None))
+        except sqlite3.OperationalError as error:
+            if not _would_wait(error):
+                raise
+            return key, None
+
+
 def endpoint(
     handler: Handler | None = None,
     *,
     write: bool = False,
     body: bool = False,
     async_handler: AsyncHandler | None = None,
+    no_wait: bool = False,
 ) -> Endpoint:
     """Wrap a handler into a Starlette endpoint with the shared pipeline.
 
     A worker-thread hop costs more than the SQLite reads it carries, so a request makes as
     few as its order allows: one for the checks and a synchronous handler together when
     there is no body to read in between, else one for the checks and one for the handler.
+    A `no_wait` endpoint (a read of one row by id) makes none: it runs on the event loop
+    with a connection that fails instead of waiting for a lock (`_without_waiting`).
     """
+    if no_wait and (write or body or handler is None):
+        raise ValueError("only a read without a body can run on the event loop")
 
     async def run(request: Request) -> Response:
         state = request.app.state
@@ -202,9 +252,21 @@ def endpoint(
                 sync_handler = handler
 
                 def admit_and_handle() -> Reply:
+                    if no_wait:
+                        state.library.prepare_reads_without_waiting()
                     return sync_handler(call_for(_admit(state, secret, write, headers), None))
 
-                reply = await anyio.to_thread.run_sync(admit_and_handle)
+                key, answered = (
+                    _without_waiting(state, secret, headers, sync_handler, call_for)
+                    if no_wait and NO_WAIT_READS
+                    else (None, None)
+                )
+                if answered is not None:
+                    reply = answered
+                elif key is not None:  # admitted, but the read would have waited
+                    reply = await anyio.to_thread.run_sync(sync_handler, call_for(key, None))
+                else:
+                    reply = await anyio.to_thread.run_sync(admit_and_handle)
             else:
                 key = await anyio.to_thread.run_sync(_admit, state, secret, write, headers)
                 payload = require_json_object(await read_body(request)) if body else None

@@ -111,13 +111,19 @@ def find_key(library: Library, secret: str) -> ApiKey | None:
 LAST_USED_RESOLUTION_SECONDS = 60
 
 
+def use_is_due(record: ApiKey, now: str | None = None) -> bool:
+    """Whether `record_use` would write now (the last recording is a minute old)."""
+    if record.last_used_at is None:
+        return True
+    age = clock.parse_timestamp(now or clock.now()) - clock.parse_timestamp(record.last_used_at)
+    return age.total_seconds() >= LAST_USED_RESOLUTION_SECONDS
+
+
 def record_use(library: Library, record: ApiKey) -> None:
     """Note that the key was used now, at most once a minute per key."""
     now = clock.now()
-    if record.last_used_at is not None:
-        age = clock.parse_timestamp(now) - clock.parse_timestamp(record.last_used_at)
-        if age.total_seconds() < LAST_USED_RESOLUTION_SECONDS:
-            return
+    if not use_is_due(record, now):
+        return
     with library.write() as conn:
         conn.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (now, record.id))
 

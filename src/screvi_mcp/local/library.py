@@ -53,6 +53,9 @@ class Library:
         self._flush_keyword_rows = True
         self.checkpointer = Checkpointer(self)
         self._close_hooks.append(self.checkpointer.stop)
+        # The connection for reads run on an event loop (see `reads_without_waiting`).
+        self._no_wait_conn: sqlite3.Connection | None = None
+        self._no_wait_lock = threading.Lock()
 
     @classmethod
     def open(cls, path: Path | str) -> Library:
@@ -73,6 +76,9 @@ class Library:
         """This thread's connection to the library."""
         if self.closed:
             raise RuntimeError("the library is closed")
+        lent: sqlite3.Connection | None = getattr(self._local, "no_wait", None)
+        if lent is not None:
+            return lent
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = db.connect(self.path)
@@ -95,6 +101,46 @@ class Library:
         # Committed: the WAL's pages go back into the file on the checkpointer's thread, not
         # in this request, unless the WAL is past its bound (see local/checkpointer.py).
         self.checkpointer.after_commit(conn)
+
+    def prepare_reads_without_waiting(self) -> None:
+        """Open the connection `reads_without_waiting` lends. Call it off the event loop:
+        opening one may wait (for the WAL switch of a fresh file)."""
+        if self._no_wait_conn is not None or self.closed:
+            return
+        conn = db.connect(self.path)
+        # SQLite fails at once ("database is locked") where it would otherwise wait.
+        conn.execute("PRAGMA busy_timeout = 0")
+        with self._no_wait_lock:
+            if self._no_wait_conn is None and not self.closed:
+                self._no_wait_conn = conn
+                return
+        conn.close()  # another thread prepared it meanwhile, or the library closed
+
+    @contextmanager
+    def reads_without_waiting(self) -> Iterator[bool]:
+        """Within the block, this thread's `connection()` never waits for a lock: a statement
+        that would wait raises `sqlite3.OperationalError` (database is locked) instead.
+
+        For short reads on an event loop, where the hop to a worker thread costs more than
+        the read (`get_highlight`: 0.1 ms read, about 0.5 ms hop under load). Yields False
+        (use a worker thread) when the connection is not prepared yet or another thread is
+        using it. Never write inside: a write may wait for the fsync of a checkpoint.
+        """
+        if self._no_wait_conn is None or not self._no_wait_lock.acquire(blocking=False):
+            yield False
+            return
+        try:
+            conn = self._no_wait_conn
+            if conn is None or self.closed:
+                yield False
+                return
+            self._local.no_wait = conn
+            try:
+                yield True
+            finally:
+                self._local.no_wait = None
+        finally:
+            self._no_wait_lock.release()
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
         row = (
@@ -144,6 +190,10 @@ class Library:
             hook()
         self._close_hooks.clear()
         self.closed = True
+        with self._no_wait_lock:  # held only for the length of one read
+            if self._no_wait_conn is not None:
+                self._no_wait_conn.close()
+                self._no_wait_conn = None
         with self._lock:
             for owner, conn in self._connections:
                 # Another thread still running may be inside a statement on its connection

@@ -122,7 +122,8 @@ routes = [
     Route("/highlights", endpoint(create_highlight, write=True, body=True), methods=["POST"]),
     Route("/highlights/bulk", endpoint(create_bulk, write=True, body=True), methods=["POST"]),
     Route("/highlights/random", endpoint(random_highlights), methods=["GET"]),
-    Route("/highlights/{id}", endpoint(get_highlight), methods=["GET"]),
+    # One row by id: answered on the event loop, no worker-thread hop (local/http.py).
+    Route("/highlights/{id}", endpoint(get_highlight, no_wait=True), methods=["GET"]),
     Route("/highlights/{id}", endpoint(update_highlight, write=True, body=True), methods=["PATCH"]),
     Route("/highlights/{id}", endpoint(delete_highlight, write=True), methods=["DELETE"]),
     Route("/highlights/{id}/tags", endpoint(add_tags, write=True, body=True), methods=["POST"]),
