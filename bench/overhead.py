@@ -78,21 +78,26 @@ async def _mcp_calls(
     return await _timed(call, iterations)
 
 
-async def _mcp_in_process(path: Path, ids: list[str], iterations: int) -> list[float]:
+async def _mcp_in_process(
+    path: Path, ids: list[str], iterations: int, no_wait: bool = True
+) -> list[float]:
     from mcp import Client
 
+    from screvi_mcp.local import http
     from screvi_mcp.server.app import build_server
     from screvi_mcp.server.backend import Backend, BackendConfig
 
     backend = Backend(BackendConfig(library_path=path))
     server = build_server(backend)
     cycle = itertools.cycle(ids)
+    http.NO_WAIT_READS = no_wait
     try:
         async with Client(server, cache=None) as client:  # type: ignore[arg-type]
             return await _mcp_calls(
                 client, "get_highlight", lambda: {"highlight_id": next(cycle)}, iterations
             )
     finally:
+        http.NO_WAIT_READS = True
         await backend.aclose()
 
 
@@ -130,11 +135,17 @@ def run(settings: Settings, path: Path, ids: list[str]) -> dict[str, Any]:
     # The in-process pair (get_highlight, bare echo) takes turns in rounds, so that a change
     # in the machine's load hits both alike; their samples are pooled per side.
     rounds = 1 if settings.tiny else IN_PROCESS_ROUNDS
+    # A third side: the same tool with its read sent through a worker thread, as before
+    # issue 17 (what answering `get_highlight` on the event loop saves).
     samples["mcp_in_process"], samples["minimal_echo_in_process"] = [], []
+    samples["mcp_in_process_thread_hop"] = []
     for round_number in range(rounds):
         log(f"tool-call overhead: MCP in-process vs echo, round {round_number + 1}")
         samples["mcp_in_process"] += anyio.run(_mcp_in_process, path, ids, n // rounds)
         samples["minimal_echo_in_process"] += anyio.run(_minimal_in_process, n // rounds)
+        samples["mcp_in_process_thread_hop"] += anyio.run(
+            _mcp_in_process, path, ids, n // rounds, False
+        )
     log("tool-call overhead: MCP over stdio")
     samples["mcp_stdio"] = anyio.run(
         _mcp_stdio,
@@ -158,6 +169,12 @@ def run(settings: Settings, path: Path, ids: list[str]) -> dict[str, Any]:
         entry["ratio_to_client"] = ratio(entry["p50_ms"], client)
     stats["mcp_in_process"]["ratio_to_minimal_echo"] = ratio(
         stats["mcp_in_process"]["p50_ms"], stats["minimal_echo_in_process"]["p50_ms"]
+    )
+    stats["mcp_in_process"]["ratio_to_thread_hop"] = ratio(
+        stats["mcp_in_process"]["p50_ms"], stats["mcp_in_process_thread_hop"]["p50_ms"]
+    )
+    stats["mcp_in_process_thread_hop"]["ratio_to_minimal_echo"] = ratio(
+        stats["mcp_in_process_thread_hop"]["p50_ms"], stats["minimal_echo_in_process"]["p50_ms"]
     )
     stats["mcp_stdio"]["ratio_to_minimal_echo"] = ratio(
         stats["mcp_stdio"]["p50_ms"], stats["minimal_echo_stdio"]["p50_ms"]

@@ -355,6 +355,17 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                     _fmt(calls[name]["ratio_to_minimal_echo"], "x"),
                 )
             )
+        hop = calls.get("mcp_in_process_thread_hop")
+        if hop:
+            rows.append(
+                (
+                    "  in-process: read on the event loop vs through a worker thread (p50)",
+                    _fmt(calls["mcp_in_process"]["p50_ms"], " ms"),
+                    f"thread hop {_fmt(hop['p50_ms'], ' ms')} "
+                    f"({_fmt(hop['ratio_to_minimal_echo'], 'x')} echo)",
+                    _fmt(calls["mcp_in_process"]["ratio_to_thread_hop"], "x"),
+                )
+            )
     tok = results.get("tokens")
     if tok:
         listed = tok["tools_list"]
