@@ -29,6 +29,7 @@ def test_reliability_notes_state_the_bounds_the_code_enforces() -> None:
     from screvi_mcp.client.deadline import DEFAULT_CALL_DEADLINE
     from screvi_mcp.client.ratelimit import DEFAULT_MAX_RATE_WAIT
     from screvi_mcp.client.retry import RetryPolicy
+    from screvi_mcp.local import checkpointer, db
     from screvi_mcp.local.fetching.fetcher import FetchSettings
     from screvi_mcp.local.fetching.pipeline import WorkerSettings
     from screvi_mcp.local.http import MAX_BODY_BYTES
@@ -50,6 +51,9 @@ def test_reliability_notes_state_the_bounds_the_code_enforces() -> None:
         f"redirects, at least {fetch.min_bytes_per_second} bytes/s after "
         f"{fetch.min_rate_grace:g} s",
         f"at least {MIN_AUTH_TOKEN_CHARS} characters",
+        f"started over past {checkpointer.RESTART_PAGES * 4096 // 2**20} MiB; a commit that "
+        f"finds it past {checkpointer.WAL_HARD_BYTES // 2**20} MiB",
+        f"cut back to {db.WAL_KEEP_BYTES // 2**20} MiB when reused",
         f"{lease:g} s lease it renews every\n{lease / 3:g} s",
     ]
     for statement in expected:
