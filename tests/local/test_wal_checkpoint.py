@@ -199,3 +199,31 @@ def test_a_writer_killed_while_checkpoints_run_loses_no_acknowledged_highlight(
     ).fetchone()[0]
     assert indexed == stored >= len(acknowledged)
     library.close()
+
+
+def test_a_long_reader_does_not_make_every_commit_wait_for_a_restart(
+    tmp_path: Path, small_bounds: None
+) -> None:
+    """A reader on an old snapshot keeps the WAL from being reused, so RESTART cannot finish:
+    the commit past the bound tries once, then only after the WAL grew another quarter."""
+    path = tmp_path / "library.sqlite3"
+    library = Library.open(path)
+    highlights.create_many(library, _batch(0), bulk=True)
+    reader = db.connect(path)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM highlights").fetchone()  # holds its snapshot
+    try:
+        start, past_the_bound = 100, 0
+        while _wal_size(path) <= 2 * HARD:  # small commits: several per quarter of the bound
+            highlights.create_many(library, _batch(start, 2), bulk=True)
+            start += 2
+            past_the_bound += _wal_size(path) > HARD
+        assert past_the_bound >= 8, past_the_bound
+        # Once when it crossed the bound, then once per quarter of it: 2 MiB is 4 quarters.
+        assert 1 <= library.checkpointer.forced <= 6, (library.checkpointer.forced, past_the_bound)
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    count = library.connection().execute("SELECT count(*) FROM highlights").fetchone()[0]
+    assert count == start
+    library.close()

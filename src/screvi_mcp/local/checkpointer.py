@@ -38,6 +38,10 @@ RESTART_PAGES = 4_096
 # thread fell behind a stream of writes, or a reader held it) checkpoints and starts it over
 # itself before it answers, waiting at most the busy timeout.
 WAL_HARD_BYTES = 64 * 1024 * 1024
+# A RESTART holds the write lock while it waits for readers still on the WAL: how long it may
+# wait, from this thread and from a commit. Past it, it gives up and writers go on.
+RESTART_WAIT_MS = 100
+FORCED_RESTART_WAIT_MS = 1_000
 
 
 class Checkpointer:
@@ -54,6 +58,9 @@ class Checkpointer:
         self.passes = 0  # checkpoints run (for tests and the benchmark)
         self.restarts = 0  # of which the WAL was started over
         self.forced = 0  # checkpoints a commit ran itself, past WAL_HARD_BYTES
+        # After a forced restart a long reader refused, the next is tried only once the WAL
+        # has grown by another quarter of the bound: no commit waits for it twice in a row.
+        self._force_past = WAL_HARD_BYTES
 
     def after_commit(self, conn: sqlite3.Connection) -> None:
         """Called by the writer after each commit, on its own connection."""
@@ -61,11 +68,11 @@ class Checkpointer:
             size = os.stat(self._wal_path).st_size
         except OSError:
             size = 0  # no WAL file: nothing to bound
-        if size > WAL_HARD_BYTES:
-            self._restart_now(conn)
+        if size > max(WAL_HARD_BYTES, self._force_past):
+            self._restart_now(conn, size)
         self.poke()
 
-    def _restart_now(self, conn: sqlite3.Connection) -> None:
+    def _restart_now(self, conn: sqlite3.Connection, size: int) -> None:
         """Checkpoint and start the WAL over in the committing thread, within the busy timeout.
 
         SQLite answers "busy" at once, without waiting, to a second checkpointer: wait for
@@ -76,8 +83,9 @@ class Checkpointer:
         if not self._pass_lock.acquire(timeout=db.BUSY_TIMEOUT_MS / 1000):
             return
         try:
-            conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+            busy = _restart(conn, FORCED_RESTART_WAIT_MS)
             self.forced += 1
+            self._force_past = size + WAL_HARD_BYTES // 4 if busy else WAL_HARD_BYTES
         except sqlite3.Error as exc:
             log.warning("WAL checkpoint after a commit failed: %s", type(exc).__name__)
         finally:
@@ -116,7 +124,7 @@ class Checkpointer:
                     self._checkpoint(self._library.connection())
             except (sqlite3.Error, RuntimeError) as exc:
                 # A closed library, or a disk error the next write reports to its caller;
-                # the writers' own bound (db.WAL_HARD_PAGES) still holds the WAL.
+                # the commits' own bound (WAL_HARD_BYTES) still holds the WAL.
                 log.warning("background WAL checkpoint failed: %s", type(exc).__name__)
 
     def _checkpoint(self, conn: sqlite3.Connection) -> None:
@@ -125,12 +133,22 @@ class Checkpointer:
         Under a steady stream of writes a PASSIVE pass never catches up with the writer, and
         SQLite only starts the WAL over once every frame in it is copied: the file would grow
         for as long as the writes go on (180 MiB after 12,000 highlights at 100k). RESTART
-        holds the writers back (they wait as for any write lock, within the busy timeout)
-        while it copies what the PASSIVE pass left, a few commits' worth, so the next writer
-        starts the WAL over.
+        holds the writers back (they wait as for any write lock) while it copies what the
+        PASSIVE pass left, a few commits' worth, and waits at most RESTART_WAIT_MS for
+        readers, so the next writer starts the WAL over.
         """
         _busy, log_pages, _copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         self.passes += 1
         if log_pages >= RESTART_PAGES:
-            conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+            _restart(conn, RESTART_WAIT_MS)
             self.restarts += 1
+
+
+def _restart(conn: sqlite3.Connection, wait_ms: int) -> bool:
+    """A RESTART checkpoint waiting at most `wait_ms` for locks; True when it gave up."""
+    conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
+    try:
+        busy, _log, _copied = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {db.BUSY_TIMEOUT_MS}")
+    return bool(busy)
