@@ -104,3 +104,30 @@ def test_long_query_relaxes_when_no_highlight_has_every_term(
         rows.highlight(f"Winter note {i} about the crew of a ship.")
     found = seqs(library, "Shackleton crew winter survival")
     assert found[0] == target
+
+
+def test_ranking_keeps_bm25_order_and_skips_deleted_rows_past_the_limit(
+    library: Library, rows: LibraryRows
+) -> None:
+    """The unfiltered ranking is one statement (liveness and the list in one row): its order
+    must be FTS5's bm25 order, and deleted rows among the best must not shorten the list."""
+    from screvi_mcp.local.search.filters import Filters
+    from screvi_mcp.local.search.keyword import _WEIGHTS_SQL, keyword_ranking
+
+    made = [
+        rows.highlight(" ".join(["comet"] * (1 + i % 5) + ["filler"] * (i % 7)) + f" {i}")
+        for i in range(30)
+    ]
+    conn = library.connection()
+    expected = [
+        int(row[0])
+        for row in conn.execute(
+            "SELECT rowid FROM highlights_fts WHERE highlights_fts MATCH '\"comet\"'"
+            f" ORDER BY bm25(highlights_fts, {_WEIGHTS_SQL}), rowid"
+        )
+    ]
+    assert sorted(expected) == made
+    assert keyword_ranking(conn, "comet", Filters(), 1000) == expected
+    for seq in expected[:4]:  # the four best are deleted: a limit of 3 must look further
+        rows.delete(seq)
+    assert keyword_ranking(conn, "comet", Filters(), 3) == expected[4:7]

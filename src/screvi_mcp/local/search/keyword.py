@@ -21,7 +21,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from screvi_mcp.local.search.filters import Filters, admitted_seqs, build_sql_filter
+from screvi_mcp.local.search.filters import Filters, build_sql_filter
 from screvi_mcp.local.search.stopwords import STOPWORDS
 
 # unicode61 splits on everything that is not a letter, a number or private use; `_` too.
@@ -163,22 +163,28 @@ def _ranked_then_live(conn: sqlite3.Connection, match: str, limit: int) -> list[
 
     Joining every match to its highlight and source row before ranking reads a table row
     per match: for a common word (10k+ matches at 100k) that was half the keyword side's
-    time. FTS5 ranks on its own index; then one query checks the best `want` are live, and
-    in the rare case deleted ones leave too few, a longer list is ranked.
+    time. FTS5 ranks on its own index; the best `want` are then checked for liveness in the
+    same statement, and in the rare case deleted ones leave too few, a longer list is
+    ranked. One statement returning one row: fetched row by row (and checked by a second
+    query), the 1,000 rows cost as much again in Python and handed the GIL back and forth
+    with the semantic side 2,000 times (measured at 100k: 14.8 ms against 18.0).
     """
+    live_rule = build_sql_filter(conn, Filters())  # liveness alone: the one shared rule
+    is_live = (
+        "EXISTS (SELECT 1 FROM highlights h LEFT JOIN sources s ON s.id = h.source_id"
+        f" WHERE h.seq = f.rowid AND {live_rule.where})"
+    )
     want = limit
     while True:
-        rows = [
-            int(row[0])
-            for row in conn.execute(
-                "SELECT rowid FROM highlights_fts WHERE highlights_fts MATCH ?"
-                f" ORDER BY bm25(highlights_fts, {_WEIGHTS_SQL}), rowid LIMIT ?",
-                (match, want),
-            )
-        ]
-        live = admitted_seqs(conn, Filters(), rows)
-        kept = [seq for seq in rows if seq in live]
-        if len(kept) >= limit or len(rows) < want:
+        # group_concat reads the ranked subquery in its order (checked by the tests).
+        ranked, live = conn.execute(
+            f"SELECT count(*), group_concat(CASE WHEN {is_live} THEN f.rowid END)"
+            " FROM (SELECT rowid FROM highlights_fts WHERE highlights_fts MATCH ?"
+            f" ORDER BY bm25(highlights_fts, {_WEIGHTS_SQL}), rowid LIMIT ?) f",
+            (*live_rule.params, match, want),
+        ).fetchone()
+        kept = [int(seq) for seq in live.split(",")] if live else []
+        if len(kept) >= limit or int(ranked) < want:
             return kept[:limit]
         want *= 4
 
