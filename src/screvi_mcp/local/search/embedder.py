@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import threading
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from tokenizers import Encoding, Tokenizer
 
-from screvi_mcp.local.search.onnx_runtime import cpu_session, ort
+from screvi_mcp.local.search.onnx_runtime import cpu_session
 
 MODEL_DIR_ENV = "SCREVI_EMBEDDING_MODEL_DIR"
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
@@ -39,8 +38,6 @@ MAX_WINDOWS = 16
 # fixed batches of 32 on these 2-core machines (DESIGN.md); the vectors are the same.
 BATCH_TOKENS = 256
 BATCH_SIZE = 16
-# One input of at most this many tokens (a search query) runs on a one-thread session.
-SINGLE_THREAD_TOKENS = 64
 
 Vectors = npt.NDArray[np.float32]
 
@@ -58,9 +55,6 @@ class Embedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS, stride=WINDOW_OVERLAP)
         self._tokenizer.no_padding()  # we pad per batch, to the batch's longest text
         self._session = cpu_session(model_path)
-        self._model_path = model_path
-        self._single_session: ort.InferenceSession | None = None
-        self._single_lock = threading.Lock()
         self._inputs = {node.name for node in self._session.get_inputs()}
         self.dimensions = self.embed(["dimension probe"]).shape[1]
 
@@ -127,23 +121,7 @@ class Embedder:
         feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = types
-        single = len(encodings) == 1 and width <= SINGLE_THREAD_TOKENS
-        session = self._single() if single else self._session
-        return np.asarray(session.run(None, feed)[0], dtype=np.float32), mask
-
-    def _single(self) -> ort.InferenceSession:
-        """A one-thread session for one short input (SINGLE_THREAD_TOKENS): a search's query.
-
-        Split over two threads, a query of a few tokens spent its time handing work between
-        them, and held the second core that the search's keyword side runs on (measured at
-        100k: 1-thread 6.5 ms against 7.5 ms per query on its own, and whole searches
-        faster; the vectors are bit for bit the same). Batches keep every core.
-        """
-        if self._single_session is None:
-            with self._single_lock:
-                if self._single_session is None:
-                    self._single_session = cpu_session(self._model_path, threads=1)
-        return self._single_session
+        return np.asarray(self._session.run(None, feed)[0], dtype=np.float32), mask
 
     def _embed_batch(self, encodings: list[Encoding]) -> Vectors:
         output, mask = self._run(encodings)
