@@ -63,6 +63,37 @@ def test_english_and_undecidable_text_counts_as_english(text: str) -> None:
     assert is_english(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "el tiempo es oro",
+        "no tengo miedo a la muerte",
+        "cada dia um passo",
+        "eu sei que vou te amar",
+        "amare senza possedere",
+        "La vie est belle",
+    ],
+)
+def test_short_romance_phrases_without_marked_letters_are_not_english(text: str) -> None:
+    # These carry no function word of the main list: before the name-prone words
+    # ("el", "es", "um", "cada"...) they were sent to the English model.
+    assert not is_english(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Los Angeles traffic",
+        "La Rochefoucauld on vanity",
+        "El Greco's light",
+        "EU rules on data",
+        "Les Misérables and mercy",
+    ],
+)
+def test_romance_articles_inside_names_leave_the_text_english(text: str) -> None:
+    assert is_english(text)
+
+
 # --- fusion: the later list ---------------------------------------------------------------
 
 

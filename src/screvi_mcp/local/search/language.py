@@ -24,7 +24,7 @@ from screvi_mcp.local.search.stopwords import STOPWORDS
 # Words that are also English words ("a", "die", "come", "son", "man", "also", "see") are
 # left out: each word here must point away from English.
 _FOREIGN_WORDS = """
-    le la les un une des du au aux et est sont dans pas qui que quoi avec sur ce cette ces
+    un une des du au aux et est sont dans pas qui que quoi avec sur ce cette ces
     mais ou où donc ni je tu il elle nous vous ils elles leur leurs mon ses sa notre votre
     être avoir fait comme très tout tous toute bien sans chez aussi comment pourquoi quand
     lorsque c'est qu'il qu'on l'on n'est d'un d'une j'ai
@@ -32,8 +32,8 @@ _FOREIGN_WORDS = """
     zur bei aus nach wie wer wenn oder aber auch noch nur schon sich ich du sie wir ihr
     mich dich uns euch mein dein sein kein keine haben wird werden wurde gegen über unter
     durch ohne vom dass weil
-    los las una unos unas en por para está están pero como más muy qué cómo cuándo dónde
-    porque sobre entre hasta desde tú él ella nosotros ellos ellas su sus mi mis tus le les
+    una unos unas en por para está están pero como más muy qué cómo cuándo dónde
+    porque sobre entre hasta desde tú él ella nosotros ellos ellas su sus mi mis tus
     se nos ser estar tiene
     gli della delle dello degli nel nella nei che di da più sono anche perché quando
     questo questa quello quella ogni molto
@@ -42,6 +42,15 @@ _FOREIGN_WORDS = """
     jullie mijn zijn haar heeft hebben wordt worden
 """
 _FOREIGN = frozenset(_FOREIGN_WORDS.split())
+# Short function words of French, Spanish, Italian and Portuguese that English meets only
+# in names and abbreviations ("El Greco", "EU", "Los Angeles", "La Rochefoucauld"): they
+# count as foreign only in running text, in lower case (or capitalised as a text's first
+# word before a lower-case one), never inside a capitalised name or in capitals. Without
+# them "el tiempo es oro" or "cada dia um passo" had no foreign word at all.
+_NAME_PRONE_WORDS = frozenset(
+    {"el", "la", "le", "les", "los", "las", "es", "lo", "eu", "um", "uns", "umas", "cada"}
+    | {"sem", "senza", "tengo", "hay", "fue", "ya"}
+)
 # Words that are as much English as foreign ("son", "car", "hat", "per", "van", "del", "os")
 # are left out above, so that an English query made of them is never sent elsewhere.
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
@@ -57,8 +66,10 @@ def is_english(text: str) -> bool:
         return True
     if _non_latin_share(letters) > 0.3:
         return False
-    words = [word.lower() for word in _WORD.findall(text)]
+    tokens = _WORD.findall(text)
+    words = [word.lower() for word in tokens]
     foreign_words = sum(1 for word in words if word in _FOREIGN and word not in STOPWORDS)
+    foreign_words += _name_prone_in_running_text(tokens)
     if foreign_words == 0:
         # Marked letters alone are a name ("Lübeck merchants", "Schrödinger") or a loan
         # word: not enough to take the query away from the English model.
@@ -68,6 +79,19 @@ def is_english(text: str) -> bool:
     # Foreign evidence weighs double: a short foreign text ("pourquoi le ciel est bleu")
     # has few function words, and shares "a", "am", "me", "so" with English by accident.
     return english >= 2 * (foreign_words + marked)
+
+
+def _name_prone_in_running_text(tokens: list[str]) -> int:
+    count = 0
+    for position, token in enumerate(tokens):
+        if token.lower() not in _NAME_PRONE_WORDS:
+            continue
+        following = tokens[position + 1] if position + 1 < len(tokens) else ""
+        if token.islower():
+            count += not following[:1].isupper()  # "de el Greco" is still a name
+        elif position == 0 and token.istitle() and following.islower():
+            count += 1  # "El tiempo es oro": a sentence's first word
+    return count
 
 
 def _non_latin_share(letters: list[str]) -> float:
