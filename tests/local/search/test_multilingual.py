@@ -553,3 +553,58 @@ def test_the_spread_judge_admits_matches_above_the_gate(mixed: Mixed) -> None:
         conn, text, Filters(), 0.5, 10, non_english_only=False, gate_z=0.0, admit=cut
     )
     assert len(lifted) >= len(everything)
+
+
+@needs_models
+def test_an_english_question_on_a_foreign_subject_needs_a_clear_foreign_winner(
+    mixed: Mixed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An English query's non-English matches are gated against its cosines over the
+    non-English highlights alone, beyond what the best of that many reaches by chance
+    (multilingual_index.FOREIGN_GATE_EXCESS). Measured over the whole, mostly English,
+    library, a French pastry passage stood as far above the mean for "pastel de nata
+    recipe" (which nothing answers) as a real French answer does for its question."""
+    from screvi_mcp.local.search import multilingual, multilingual_index
+
+    def foreign_at_defaults(text: str) -> list[str]:
+        matches = multilingual.later_matches(mixed.library, text, Filters(), 0.72)
+        return [mixed.key_of[match.seq] for match in matches]
+
+    index = multilingual.index_for(mixed.library)
+    assert index is not None
+    assert len(index.split.foreign) >= multilingual_index.FOREIGN_SPREAD_MIN_ROWS
+    answered = {
+        "salt the pasta water like the sea": "fr_sel",
+        "how bees keep warm in winter": "de_bienen_winter",
+        "bark beetles killed the spruce trees": "de_fichten",
+    }
+    for question, answer in answered.items():
+        assert foreign_at_defaults(question)[:1] == [answer]
+    assert foreign_at_defaults("pastel de nata recipe") == []
+    # Too few non-English highlights to measure their spread: the gate over the whole
+    # library decides, and it lets the pastry passage through.
+    monkeypatch.setattr(multilingual_index, "FOREIGN_SPREAD_MIN_ROWS", 10**6)
+    assert foreign_at_defaults("pastel de nata recipe") == ["fr_pate"]
+
+
+def test_the_spread_sample_measures_only_what_it_was_offered() -> None:
+    np = pytest.importorskip("numpy", reason="numpy comes with the 'local' extra")
+    from screvi_mcp.local.search.multilingual_index import SpreadSample, expected_maximum
+
+    rng = np.random.default_rng(7)
+    sample = SpreadSample(4, size=64)
+    query = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    assert sample.spread(query) is None
+    sample.offer(np.array([[0.5, 0, 0, 0]], dtype=np.float32))
+    assert sample.spread(query) is None  # one row has no spread
+    sample.offer(rng.normal(0.2, 0.1, size=(500, 4)).astype(np.float32))
+    spread = sample.spread(query)
+    assert spread is not None
+    mean, std = spread
+    assert abs(mean - 0.2) < 0.05 and abs(std - 0.1) < 0.03
+    sample.reset()
+    assert sample.spread(query) is None
+    # The best of n unrelated draws: about sqrt(2 ln n) deviations above their mean.
+    assert expected_maximum(1) == 0.0
+    assert 2.7 < expected_maximum(51) < 2.9
+    assert expected_maximum(10_000) > expected_maximum(100)

@@ -91,11 +91,14 @@ def test_heldout_targets_that_are_met_stay_met(heldout: Report) -> None:
     assert hybrid["short"].top3 >= 0.25, heldout.render()  # measured 0.50
     assert hybrid["crosslang"].top3 >= 0.40, heldout.render()  # measured 0.50
     negatives = heldout.negative_empty["hybrid"]
-    assert negatives["all"] >= 0.33, heldout.render()  # measured 0.38
-    assert negatives["off_topic"] >= 0.5, heldout.render()  # measured 0.58
+    assert negatives["all"] >= 0.5, heldout.render()  # measured 0.56
+    assert negatives["off_topic"] >= 0.67, heldout.render()  # measured 0.75
     # The refit of MiniLM's floor and band judge on the grown tuning half (0.24 / 0.3 from
-    # 0.20 / 0.2) took held-out near-topic negatives from 0.18 to 0.36.
-    assert negatives["near_topic"] >= 0.3, heldout.render()
+    # 0.20 / 0.2) took held-out near-topic negatives from 0.18 to 0.36; gating an English
+    # query's non-English matches against the non-English highlights alone (2026-11-24)
+    # took them to 0.55, and the near-topic ones across languages from 0.11 to 0.33.
+    assert negatives["near_topic"] >= 0.45, heldout.render()  # measured 0.55
+    assert negatives["near_crosslang"] >= 0.22, heldout.render()  # measured 0.33
 
 
 def test_the_verify_judge_ranks_better_than_the_cosine_on_the_heldout_half(
