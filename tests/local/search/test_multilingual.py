@@ -587,6 +587,40 @@ def test_an_english_question_on_a_foreign_subject_needs_a_clear_foreign_winner(
     assert foreign_at_defaults("pastel de nata recipe") == ["fr_pate"]
 
 
+
+@needs_models
+def test_a_non_english_query_keeps_its_answers_and_drops_the_crowd_behind_them(
+    mixed: Mixed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A non-English query's matches are gated per group (multilingual_index
+    .QUERY_GATE_EXCESS): its English matches against its cosines over the English
+    highlights, the others against the non-English ones. Over the whole library every
+    French highlight stands far above a French query's mean, so a dozen of them followed
+    each answer."""
+    from screvi_mcp.local.search import multilingual, multilingual_index
+
+    def at_defaults(text: str) -> list[str]:
+        matches = multilingual.query_ranking(mixed.library, text, Filters(), 0.72, 50)
+        assert matches is not None
+        return [mixed.key_of[match.seq] for match in matches]
+
+    answered = {
+        "pourquoi le ciel est bleu": "phys_sky_blue",  # an English answer
+        "perché il ghiaccio galleggia sull'acqua": "phys_ice_floats",
+        "un perro que guía las ovejas sin morder": "es_perro_pastor",  # same language
+        "Was gehört bei wechselhaftem Wetter in den Rucksack": "de_wetter",
+    }
+    for question, answer in answered.items():
+        found = at_defaults(question)
+        assert found[:1] == [answer] and len(found) <= 3, (question, found)
+    # Too few highlights in a group to measure its spread: the gate over the whole library
+    # decides, and more of the crowd comes back.
+    monkeypatch.setattr(multilingual_index, "MULTILINGUAL_QUERY_ADMIT", 0.0)  # the gate alone
+    gated = at_defaults("pourquoi le ciel est bleu")
+    monkeypatch.setattr(multilingual_index, "FOREIGN_SPREAD_MIN_ROWS", 10**6)
+    crowded = at_defaults("pourquoi le ciel est bleu")
+    assert crowded[:1] == ["phys_sky_blue"] and len(crowded) > len(gated), crowded
+
 def test_the_spread_sample_measures_only_what_it_was_offered() -> None:
     np = pytest.importorskip("numpy", reason="numpy comes with the 'local' extra")
     from screvi_mcp.local.search.multilingual_index import SpreadSample, expected_maximum

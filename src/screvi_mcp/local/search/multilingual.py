@@ -132,7 +132,6 @@ def query_ranking(
         min_relevance,
         limit,
         non_english_only=False,
-        gate_z=multilingual_index.MULTILINGUAL_QUERY_GATE_Z,
         admit=multilingual_index.MULTILINGUAL_QUERY_ADMIT,
     )
 

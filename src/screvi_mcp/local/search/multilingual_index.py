@@ -21,6 +21,7 @@ import math
 import random
 import sqlite3
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -61,9 +62,15 @@ FOREIGN_GATE_EXCESS = 0.4
 # back to deviations above the mean over the whole library (`MULTILINGUAL_GATE_Z`).
 FOREIGN_SPREAD_MIN_ROWS = 16
 MULTILINGUAL_GATE_Z = 1.8
-# The same gate for a non-English query, which the multilingual model ranks over every
-# highlight (fitted on those queries alone: a French query's same-language highlights all
-# stand far above its mean, relevant or not, so z separates less there).
+# A non-English query, which the multilingual model ranks over every highlight, is gated
+# the same way per group: its English matches against its cosines over the English
+# highlights, its non-English ones against the non-English highlights. Measured over the
+# whole library, a French query's French highlights all stood far above its mean,
+# relevant or not, and no tuning negative in another language than English came back
+# empty. Fitted on those queries alone.
+QUERY_GATE_EXCESS = -0.6
+# The fallback while either group is too small to measure: deviations above the mean over
+# the whole library.
 MULTILINGUAL_QUERY_GATE_Z = 1.4
 MULTILINGUAL = Calibration(
     raw=(0.0, 0.78, 0.92, 1.0),
@@ -82,7 +89,7 @@ MULTILINGUAL_JUDGE = JudgeWeights(bias=-11.89, weights=(0.89, 2.3, 9.55), thresh
 # that judge (no model pass: z and the cosine are already known) gives it at least this.
 # 0 keeps every match above the gate. Fitted with the gates (fit_multilingual.py).
 MULTILINGUAL_ADMIT = 0.05  # an English query's non-English matches
-MULTILINGUAL_QUERY_ADMIT = 0.0  # a non-English query's matches (the fit: off)
+MULTILINGUAL_QUERY_ADMIT = 0.02  # a non-English query's matches
 
 
 class SpreadSample:
@@ -139,6 +146,7 @@ class LanguageSplitMatrix(VectorMatrix):
         self._library = library
         self._sample = SpreadSample(dimensions)
         self._foreign_sample = SpreadSample(dimensions)
+        self._english_sample = SpreadSample(dimensions)
 
     def upsert(self, seqs: list[int], vectors: Matrix) -> None:
         super().upsert(seqs, vectors)
@@ -151,6 +159,7 @@ class LanguageSplitMatrix(VectorMatrix):
         english = [seq for seq in seqs if seq not in foreign]
         if english:
             self.foreign.remove(english)
+            self._english_sample.offer(vectors[~mask])
         self._sample.offer(vectors)
 
     def remove(self, seqs: list[int]) -> None:
@@ -166,6 +175,8 @@ class LanguageSplitMatrix(VectorMatrix):
         self._sample.offer(vectors)
         self._foreign_sample.reset()
         self._foreign_sample.offer(vectors[rows])
+        self._english_sample.reset()
+        self._english_sample.offer(np.delete(vectors, rows, axis=0))
 
     def clear(self) -> None:
         super().clear()
@@ -175,14 +186,32 @@ class LanguageSplitMatrix(VectorMatrix):
         """Mean and standard deviation of the query's cosine over the library (sampled)."""
         return self._sample.spread(query) or (0.0, 1.0)
 
-    def foreign_spread(self, query: np.ndarray) -> tuple[float, float, int] | None:
-        """Mean and standard deviation of the query's cosine over the non-English highlights
-        (sampled), and how many there are; None while they are too few to measure."""
-        count = len(self.foreign)
-        spread = self._foreign_sample.spread(query)
-        if count < FOREIGN_SPREAD_MIN_ROWS or spread is None:
-            return None
-        return spread[0], spread[1], count
+    def foreign_spread(self, query: np.ndarray) -> Spread | None:
+        """The query's cosine spread over the non-English highlights (sampled); None while
+        they are too few to measure."""
+        return _group_spread(self._foreign_sample, query, len(self.foreign))
+
+    def english_spread(self, query: np.ndarray) -> Spread | None:
+        """The same over the English highlights."""
+        return _group_spread(self._english_sample, query, len(self) - len(self.foreign))
+
+
+class Spread(NamedTuple):
+    mean: float
+    std: float
+    size: int  # how many highlights the group holds (the sample may hold fewer)
+
+    def beyond_chance(self, excess: float) -> float:
+        """The cosine standing `excess` deviations above where the best of `size`
+        unrelated highlights stands by chance alone."""
+        return self.mean + (expected_maximum(self.size) + excess) * self.std
+
+
+def _group_spread(sample: SpreadSample, query: np.ndarray, count: int) -> Spread | None:
+    spread = sample.spread(query)
+    if count < FOREIGN_SPREAD_MIN_ROWS or spread is None:
+        return None
+    return Spread(spread[0], spread[1], count)
 
 
 def expected_maximum(count: int) -> float:
@@ -313,14 +342,22 @@ class MultilingualIndex(SemanticIndex):
         min_cosine = self.calibration.min_cosine(min_relevance)
         # As for MiniLM's gate: asking for less than the default min_relevance asks for
         # weaker matches, so only the floor on the calibrated scale stays.
+        english_cut = foreign_cut = min_cosine
         if min_relevance >= DEFAULT_MIN_RELEVANCE:
-            min_cosine = max(min_cosine, self._gate_cosine(query, non_english_only, gate_z))
+            english_gate, foreign_gate = self._gates(query, non_english_only, gate_z)
+            english_cut = max(min_cosine, english_gate)
+            foreign_cut = max(min_cosine, foreign_gate)
         matrix = self.split.foreign if non_english_only else self.split
+        foreign = self.split.foreign
         window = max(4 * limit, 100)
         while True:
-            scored = matrix.top(query, min_cosine, window)
+            scored = matrix.top(query, min(english_cut, foreign_cut), window)
             admitted = admitted_seqs(conn, filters, [seq for seq, _ in scored])
-            kept = [(seq, cosine) for seq, cosine in scored if seq in admitted]
+            kept = [
+                (seq, cosine)
+                for seq, cosine in scored
+                if seq in admitted and cosine >= (foreign_cut if seq in foreign else english_cut)
+            ]
             if len(kept) >= limit or len(scored) < window:
                 break
             window *= 4
@@ -335,18 +372,27 @@ class MultilingualIndex(SemanticIndex):
             for (seq, cosine), similarity in zip(kept, similarities, strict=True)
         ]
 
-    def _gate_cosine(
-        self, query: np.ndarray, non_english_only: bool, gate_z: float | None
-    ) -> float:
-        """The lowest cosine a match may have at the default thresholds (module constants
-        above, read at call time so that the fit can vary them)."""
-        if non_english_only and gate_z is None:
+    def _gates(
+        self, query: np.ndarray, english_query: bool, gate_z: float | None
+    ) -> tuple[float, float]:
+        """The lowest cosine an English and a non-English match may have at the default
+        thresholds (module constants above, read at call time so that the fit can vary
+        them); `gate_z` asks for the gate over the whole library instead."""
+        if gate_z is None:
             foreign = self.split.foreign_spread(query)
-            if foreign is not None:
-                mean, std, count = foreign
-                return mean + (expected_maximum(count) + FOREIGN_GATE_EXCESS) * std
+            if english_query and foreign is not None:
+                cut = foreign.beyond_chance(FOREIGN_GATE_EXCESS)
+                return cut, cut  # only non-English highlights are ranked for it
+            english = self.split.english_spread(query)
+            if not english_query and foreign is not None and english is not None:
+                return (
+                    english.beyond_chance(QUERY_GATE_EXCESS),
+                    foreign.beyond_chance(QUERY_GATE_EXCESS),
+                )
+            gate_z = MULTILINGUAL_GATE_Z if english_query else MULTILINGUAL_QUERY_GATE_Z
         mean, std = self.split.spread(query)
-        return mean + (MULTILINGUAL_GATE_Z if gate_z is None else gate_z) * std
+        cut = mean + gate_z * std
+        return cut, cut
 
 
 def _non_english(conn: sqlite3.Connection, seqs: list[int]) -> set[int]:
