@@ -162,9 +162,9 @@ def verify(
     english_verify: Verify,
 ) -> dict[int, float]:
     """verify=true: MiniLM's judge for MiniLM's matches; for the multilingual model's own
-    matches (all of a non-English query's, an English query's non-English ones) its logistic
-    curve over the cosine, which adds no evidence beyond that cosine (docs/search.md):
-    MiniLM's judge reads English only, and would drop every cross-language match."""
+    matches (all of a non-English query's, an English query's non-English ones) the spread
+    judge (multilingual_index.SpreadJudge: where the match stands in the query's spread of
+    cosines): MiniLM's judge reads English only, and would drop every cross-language match."""
     index = _INDEXES.get(library)
     if index is None:
         return english_verify(conn, text, semantic) if semantic else {}
