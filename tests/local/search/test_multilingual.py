@@ -94,6 +94,42 @@ def test_romance_articles_inside_names_leave_the_text_english(text: str) -> None
     assert is_english(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "storia dell'impero ottomano",
+        "l'art de vivre simplement",
+        "quale colla usare per i mobili antichi",
+        "cosa mangiare a colazione",
+    ],
+)
+def test_elisions_and_italian_question_words_are_not_english(text: str) -> None:
+    # Each of these reached the English model before (2026-11-24): an elided article
+    # ("dell'", "l'") is no English word, and "quale", "cosa" ask a question in Italian only.
+    assert not is_english(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a de facto standard for web apps",
+        "pastel de nata recipe",
+        "a tour de force of chess",
+        "Charles de Gaulle's memoirs",
+        "what Robert de Niro said about acting",
+        "O'Brien on the craft of editing",
+        "D'Angelo's second album",
+        "it's five o'clock somewhere",
+        "rock'n'roll history",
+        "s'mores by the campfire",
+        "c'mon, just ship it",
+        "Cosa Nostra in the fifties",
+    ],
+)
+def test_english_with_de_and_apostrophes_stays_english(text: str) -> None:
+    assert is_english(text)
+
+
 # --- fusion: the later list ---------------------------------------------------------------
 
 

@@ -46,11 +46,19 @@ _FOREIGN = frozenset(_FOREIGN_WORDS.split())
 # in names and abbreviations ("El Greco", "EU", "Los Angeles", "La Rochefoucauld"): they
 # count as foreign only in running text, in lower case (or capitalised as a text's first
 # word before a lower-case one), never inside a capitalised name or in capitals. Without
-# them "el tiempo es oro" or "cada dia um passo" had no foreign word at all.
+# them "el tiempo es oro" or "cada dia um passo" had no foreign word at all. Italian
+# "quale", "quali", "cosa" are the same ("Cosa Nostra"). "de" is left out even in running
+# text: English borrows it in whole phrases ("pastel de nata", "tour de force", "de facto"),
+# so "recetas de pan sin gluten" still reads as English.
 _NAME_PRONE_WORDS = frozenset(
     {"el", "la", "le", "les", "los", "las", "es", "lo", "eu", "um", "uns", "umas", "cada"}
-    | {"sem", "senza", "tengo", "hay", "fue", "ya"}
+    | {"sem", "senza", "tengo", "hay", "fue", "ya", "quale", "quali", "cosa"}
 )
+# A French or Italian article or preposition elided before a vowel: "l'art", "d'eau",
+# "dell'impero", "nell'acqua". English elides otherwise ("it's", "o'clock", "rock'n'roll";
+# so no "s'", "c'", "m'", "t'": "s'mores", "c'mon"), and an apostrophe in a capitalised
+# word is a name ("O'Brien", "D'Angelo").
+_ELISION = re.compile(r"(?:d|l|j|n|qu|dell|dall|nell|sull|all|coll|un|quell|quest)'[^\W\d_]")
 # Words that are as much English as foreign ("son", "car", "hat", "per", "van", "del", "os")
 # are left out above, so that an English query made of them is never sent elsewhere.
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
@@ -70,6 +78,9 @@ def is_english(text: str) -> bool:
     words = [word.lower() for word in tokens]
     foreign_words = sum(1 for word in words if word in _FOREIGN and word not in STOPWORDS)
     foreign_words += _name_prone_in_running_text(tokens)
+    foreign_words += sum(
+        1 for token in tokens if token.islower() and token not in _FOREIGN and _ELISION.match(token)
+    )
     if foreign_words == 0:
         # Marked letters alone are a name ("Lübeck merchants", "Schrödinger") or a loan
         # word: not enough to take the query away from the English model.
