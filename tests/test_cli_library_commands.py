@@ -39,3 +39,36 @@ def test_sample_loads_once_and_reindex_embeds_every_live_highlight(
     # Nothing is missing any more, so a plain reindex embeds nothing.
     assert cli.main(["reindex", "--library", str(library)]) == 0
     assert "Embedded 0 highlights" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["sample"], ["reindex"], ["keys", "list"]])
+def test_library_given_before_the_command_is_the_library_it_works_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """`screvi-mcp --library X sample` reads as "this library, then the command". The
+    command's own --library option used to overwrite X with its empty default, and the
+    command went to $SCREVI_LIBRARY or the default library instead, without a word."""
+    chosen = tmp_path / "chosen.sqlite3"
+    elsewhere = tmp_path / "elsewhere.sqlite3"
+    monkeypatch.setenv("SCREVI_LIBRARY", str(elsewhere))
+    assert cli.main(["sample", "--library", str(chosen)]) == 0  # a library to work on
+
+    assert cli.main(["--library", str(chosen), *command]) == 0
+    assert not elsewhere.exists()
+    # Given after the command as well, the command's own option wins.
+    other = tmp_path / "other.sqlite3"
+    assert cli.main(["--library", str(chosen), *command, "--library", str(other)]) == 0
+    assert other.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["api"], ["sync"], ["import", "kindle", "clippings.txt"], ["export", "csv", "out.csv"]],
+)
+def test_every_command_reads_the_library_given_before_it(command: list[str]) -> None:
+    """The same for the commands that need more than a library file to run."""
+    parser = cli.build_parser()
+    assert parser.parse_args(["--library", "chosen.sqlite3", *command]).library == (
+        "chosen.sqlite3"
+    )
+    assert parser.parse_args(command).library is None  # the command's default applies

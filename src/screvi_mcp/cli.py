@@ -67,8 +67,13 @@ ENVIRONMENT_HELP = "\n".join(
         "environment variables:",
         *(
             f"  {name}\n"
-            + textwrap.fill(meaning, 88, initial_indent=" " * 6, subsequent_indent=" " * 6,
-                            break_on_hyphens=False)
+            + textwrap.fill(
+                meaning,
+                88,
+                initial_indent=" " * 6,
+                subsequent_indent=" " * 6,
+                break_on_hyphens=False,
+            )
             for name, meaning in _ENVIRONMENT
         ),
         "",
@@ -81,6 +86,10 @@ def _add_library_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--library",
         metavar="PATH",
+        # Unset unless given here: `screvi-mcp --library X sample` keeps the X given before
+        # the command (argparse lets a subcommand's default overwrite it, and the command
+        # then worked on the default library without a word).
+        default=argparse.SUPPRESS,
         help=f"library file (default: ${config.LIBRARY_ENV} or {config.default_library_path()})",
     )
 
@@ -390,6 +399,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"screvi-mcp: no file at {path}", file=sys.stderr)
         return 1
     library_path = config.library_path(args.library)
+
     def progress() -> ProgressReporter:
         return ProgressReporter("importing", unit="highlights", enabled=not args.quiet)
 

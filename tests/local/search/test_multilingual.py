@@ -386,9 +386,11 @@ def test_an_english_only_library_gets_no_multilingual_vectors_until_it_is_not(
 
 
 def rows_seq(library: Library, content: str) -> int:
-    row = library.connection().execute(
-        "SELECT seq FROM highlights WHERE content = ?", (content,)
-    ).fetchone()
+    row = (
+        library.connection()
+        .execute("SELECT seq FROM highlights WHERE content = ?", (content,))
+        .fetchone()
+    )
     return int(row[0])
 
 
@@ -576,9 +578,12 @@ def test_the_spread_judge_admits_matches_above_the_gate(mixed: Mixed) -> None:
 
     everything = ranked(0.0)
     assert len(everything) > 2
-    cosines = [m.cosine for m in index.ranking(
-        conn, text, Filters(), 0.72, 10, non_english_only=False, gate_z=0.0, admit=0.0
-    )]
+    cosines = [
+        m.cosine
+        for m in index.ranking(
+            conn, text, Filters(), 0.72, 10, non_english_only=False, gate_z=0.0, admit=0.0
+        )
+    ]
     judged = index.verifier.probabilities(text, [], cosines)
     cut = sorted(judged)[len(judged) // 2]
     kept = ranked(cut)
@@ -623,7 +628,6 @@ def test_an_english_question_on_a_foreign_subject_needs_a_clear_foreign_winner(
     assert foreign_at_defaults("pastel de nata recipe") == ["fr_pate"]
 
 
-
 @needs_models
 def test_a_non_english_query_keeps_its_answers_and_drops_the_crowd_behind_them(
     mixed: Mixed, monkeypatch: pytest.MonkeyPatch
@@ -656,6 +660,7 @@ def test_a_non_english_query_keeps_its_answers_and_drops_the_crowd_behind_them(
     monkeypatch.setattr(multilingual_index, "FOREIGN_SPREAD_MIN_ROWS", 10**6)
     crowded = at_defaults("pourquoi le ciel est bleu")
     assert crowded[:1] == ["phys_sky_blue"] and len(crowded) > len(gated), crowded
+
 
 def test_the_spread_sample_measures_only_what_it_was_offered() -> None:
     np = pytest.importorskip("numpy", reason="numpy comes with the 'local' extra")
