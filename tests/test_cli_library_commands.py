@@ -72,3 +72,28 @@ def test_every_command_reads_the_library_given_before_it(command: list[str]) -> 
         "chosen.sqlite3"
     )
     assert parser.parse_args(command).library is None  # the command's default applies
+
+
+def test_port_and_host_given_before_api_are_the_ones_it_binds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`screvi-mcp --port N api` binds N: before, api's own defaults (127.0.0.1:8080)
+    overwrote what was given before the command, as with --library."""
+    import socket
+
+    import uvicorn
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("api started on another port than the one given")
+
+    monkeypatch.setattr(uvicorn, "run", never)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        library = ["--library", str(tmp_path / "library.sqlite3")]
+        assert cli.main(["--host", "127.0.0.1", "--port", str(port), "api", *library]) == 2
+        assert str(port) in capsys.readouterr().err  # it refused the busy port it was given
+    parser = cli.build_parser()
+    assert (parser.parse_args(["api"]).port, parser.parse_args([]).port) == (None, None)
+    assert parser.parse_args(["--port", "9", "api", "--port", "7"]).port == 7

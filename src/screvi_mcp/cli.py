@@ -94,6 +94,19 @@ def _add_library_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+DEFAULT_HOST = "127.0.0.1"
+SERVE_PORT = 8000  # the MCP server over HTTP
+API_PORT = 8080  # `screvi-mcp api`
+
+
+def _bind_address(args: argparse.Namespace, default_port: int) -> None:
+    """Fill in the defaults of --host and --port, given before or after the command."""
+    if args.host is None:
+        args.host = DEFAULT_HOST
+    if args.port is None:
+        args.port = default_port
+
+
 class StartupFailed(Exception):
     """Raised with the one line to print before exiting with status 2."""
 
@@ -162,6 +175,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         run,
     )
 
+    _bind_address(args, SERVE_PORT)
     api_key = os.environ.get(config.API_KEY_ENV, "").strip() or None
     base_url = os.environ.get(config.BASE_URL_ENV, "").strip() or None
     if api_key and base_url:
@@ -257,6 +271,7 @@ def cmd_api(args: argparse.Namespace) -> int:
 
     from screvi_mcp.local.app import create_app
 
+    _bind_address(args, API_PORT)
     path = _checked_library_path(args, embedded_server=True)
     _check_port_free(args.host, args.port, "--port")
     print(
@@ -529,8 +544,9 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
         default="stdio",
         help="how MCP hosts connect (default stdio)",
     )
-    group.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
-    group.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    # No defaults here: given before `api`, these are api's too (`_bind_address`).
+    group.add_argument("--host", help=f"HTTP address (default {DEFAULT_HOST})")
+    group.add_argument("--port", type=int, help=f"HTTP port (default {SERVE_PORT})")
     group.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions")
     group.add_argument(
         "--auth-token",
@@ -591,8 +607,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     api = commands.add_parser("api", help="serve the embedded library's REST API over HTTP")
     _add_library_option(api)
-    api.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    api.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    # Unset unless given here, so that a --host/--port given before `api` holds (as --library).
+    api.add_argument(
+        "--host", default=argparse.SUPPRESS, help=f"address to bind (default {DEFAULT_HOST})"
+    )
+    api.add_argument(
+        "--port", type=int, default=argparse.SUPPRESS, help=f"port (default {API_PORT})"
+    )
     api.add_argument(
         "--rate-limit",
         type=int,
