@@ -187,9 +187,7 @@ def score(ranker: Ranker, queries: list[LabelledQuery]) -> KindScores:
     return KindScores(len(queries), top1 / n, top3 / n, reciprocal / n)
 
 
-def evaluate(
-    labelled: LabelledLibrary, half: str, methods: tuple[str, ...] = METHODS
-) -> Report:
+def evaluate(labelled: LabelledLibrary, half: str, methods: tuple[str, ...] = METHODS) -> Report:
     queries = QUERIES_BY_HALF[half]
     negatives = NEGATIVES_BY_HALF[half]
     positive: dict[str, dict[str, KindScores]] = {}
@@ -239,9 +237,7 @@ class Pairs:
     labels: Any  # 1.0 relevant, 0.0 not
 
 
-def judged_pairs(
-    labelled: LabelledLibrary, half: str, per_query: int = PAIRS_PER_QUERY
-) -> Pairs:
+def judged_pairs(labelled: LabelledLibrary, half: str, per_query: int = PAIRS_PER_QUERY) -> Pairs:
     """The judge's features for each query's best PAIRS_PER_QUERY semantic candidates."""
     import numpy as np
 
@@ -278,7 +274,10 @@ def judge_report(labelled: LabelledLibrary, half: str) -> str:
     from screvi_mcp.local.search.judge import MINILM_JUDGE, predict
 
     pairs = judged_pairs(labelled, half)
-    probability = predict(MINILM_JUDGE, pairs.features)
+    # The attached model's own judge (mpnet's under SCREVI_ENGLISH_MODEL=mpnet).
+    index = semantic_index_for(labelled.library)
+    weights = getattr(getattr(index, "verifier", None), "weights", MINILM_JUDGE)
+    probability = predict(weights, pairs.features)
     lines = [
         f"verify judge, {half} half: {len(pairs.labels)} pairs, {int(pairs.labels.sum())} relevant",
         f"  AUC cosine {auc(pairs.features[:, 0], pairs.labels):.3f}"
@@ -382,8 +381,10 @@ def verified_hits_reliability(labelled: LabelledLibrary, half: str) -> str:
     sides = {"all": by_side["english"] + by_side["multilingual"], **by_side}
     lines = [
         f"verified hits, {half} half: "
-        + ", ".join(f"{name} {len(rows)} ({sum(r for _, r in rows)} relevant)"
-                    for name, rows in sides.items()),
+        + ", ".join(
+            f"{name} {len(rows)} ({sum(r for _, r in rows)} relevant)"
+            for name, rows in sides.items()
+        ),
         "  verified_relevance  " + "".join(f"{name + ' hits  share':>24s}" for name in sides),
     ]
     edges = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0001]

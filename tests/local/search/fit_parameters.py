@@ -8,6 +8,10 @@ judge thresholds for the uncertain band below the gate (query_gate.py; the band 
 nothing, and the setting chosen by the rule below. The chosen values are written into
 `calibration.MINILM` and `judge.MINILM_JUDGE` by hand, with the figures in docs/search.md.
 
+With `SCREVI_ENGLISH_MODEL=mpnet` it fits the opt-in model instead (its own grid below,
+uncertain bands included; values go to `mpnet/calibration.py`). `--judge` fits the verify
+judge's weights on the attached model's token vectors, then verify's cut.
+
 Rule: maximise top-3 + MRR + 2 x (share of negatives returning nothing). Returning nothing
 for a question the library cannot answer counts as much as finding a paraphrase. Among
 settings within 0.005 of the best objective, the one that finds the most of all relevant
@@ -40,10 +44,18 @@ GATES = [0.34, 0.36, 0.38, 0.40, 0.42, 0.45, 0.48]
 # 1.01: the judge never admits a query below the gate (the cosine gate alone).
 GATE_JUDGE_THRESHOLDS = [0.2, 0.3, 0.5, 1.01]
 RECALL_DEPTH = 10
+# mpnet's grid (2026-11-25): its cosines run higher than MiniLM's; where its judge may decide
+# queries below the gate (None: no band, the cosine gate alone).
+MPNET_FLOORS = [0.30, 0.35, 0.40]
+MPNET_GATES = [0.44, 0.48, 0.52, 0.56]
+MPNET_BANDS: list[float | None] = [0.34, 0.38, 0.42]
 
 
-def with_thresholds(floor: float, gate: float) -> Calibration:
-    return dataclasses.replace(MINILM, raw=(0.0, floor, 0.80, 1.0), gate=gate)
+def with_thresholds(
+    floor: float, gate: float, base: Calibration = MINILM, band: float | None = None
+) -> Calibration:
+    calibration = dataclasses.replace(base, raw=(0.0, floor, 0.80, 1.0), gate=gate)
+    return calibration if band is None else dataclasses.replace(calibration, uncertain_from=band)
 
 
 def recall(labelled: LabelledLibrary, queries: list[Any]) -> float:
@@ -55,7 +67,15 @@ def recall(labelled: LabelledLibrary, queries: list[Any]) -> float:
     return sum(found) / len(found)
 
 
-def fit(labelled: LabelledLibrary, half: str = "tuning") -> tuple[float, float, float]:
+def fit(
+    labelled: LabelledLibrary,
+    half: str = "tuning",
+    floors: list[float] = FLOORS,
+    gates: list[float] = GATES,
+    band: float | None = None,
+) -> tuple[float, float, float]:
+    """The grid for the attached model (`band`: where its judge's band starts, None to keep
+    the model's own)."""
     index = semantic_index_for(labelled.library)
     assert index is not None
     original = index.calibration  # type: ignore[attr-defined]
@@ -65,33 +85,41 @@ def fit(labelled: LabelledLibrary, half: str = "tuning") -> tuple[float, float, 
     results: list[tuple[float, float, float, float, float]] = []
     with _memoised_sides(index):
         try:
-            for floor in FLOORS:
-                for gate in GATES:
+            for floor in floors:
+                for gate in gates:
                     if gate < floor:
                         continue
-                    index.calibration = with_thresholds(floor, gate)  # type: ignore[attr-defined]
+                    index.calibration = with_thresholds(  # type: ignore[attr-defined]
+                        floor, gate, original, band
+                    )
                     for judged in GATE_JUDGE_THRESHOLDS:
                         verifier.gate_threshold = judged
                         s = score(labelled.hybrid, queries)
                         empty = sum(not labelled.hybrid(q) for q, _ in negatives) / len(negatives)
                         objective = s.top3 + s.mrr + 2 * empty
-                        print(f"floor {floor:.2f} gate {gate:.2f} judge {judged:.2f}:"
-                              f" top-3 {s.top3:.3f} MRR {s.mrr:.3f} negatives empty"
-                              f" {empty:.2f}  objective {objective:.3f}")
+                        print(
+                            f"floor {floor:.2f} gate {gate:.2f} judge {judged:.2f}:"
+                            f" top-3 {s.top3:.3f} MRR {s.mrr:.3f} negatives empty"
+                            f" {empty:.2f}  objective {objective:.3f}"
+                        )
                         results.append((objective, 0.0, floor, gate, judged))
             top = max(r[0] for r in results)
             near = []
             for objective, _, floor, gate, judged in results:
                 if objective >= top - 0.005:
-                    index.calibration = with_thresholds(floor, gate)  # type: ignore[attr-defined]
+                    index.calibration = with_thresholds(  # type: ignore[attr-defined]
+                        floor, gate, original, band
+                    )
                     verifier.gate_threshold = judged
                     near.append((objective, recall(labelled, queries), floor, gate, judged))
         finally:
             index.calibration = original  # type: ignore[attr-defined]
             verifier.gate_threshold = original_gate_threshold
     best = max(near, key=lambda r: (round(r[1], 3), r[2], r[3], r[4]))
-    print(f"chosen: floor {best[2]:.2f}, gate {best[3]:.2f}, judge in the band {best[4]:.2f}"
-          f" (objective {best[0]:.3f}, recall@{RECALL_DEPTH} {best[1]:.3f})")
+    print(
+        f"chosen: floor {best[2]:.2f}, gate {best[3]:.2f}, judge in the band {best[4]:.2f}"
+        f" (objective {best[0]:.3f}, recall@{RECALL_DEPTH} {best[1]:.3f})"
+    )
     return best[2], best[3], best[4]
 
 
@@ -148,8 +176,10 @@ def fit_judge(labelled: LabelledLibrary, half: str = "tuning") -> None:
     )
     print(f"{len(pairs.labels)} pairs, {int(pairs.labels.sum())} relevant; features {FEATURES}")
     print(f"fitted: {rounded}")
-    print(f"tuning AUC: cosine {auc(pairs.features[:, 0], pairs.labels):.3f},"
-          f" judge {auc(predict(rounded, pairs.features), pairs.labels):.3f}")
+    print(
+        f"tuning AUC: cosine {auc(pairs.features[:, 0], pairs.labels):.3f},"
+        f" judge {auc(predict(rounded, pairs.features), pairs.labels):.3f}"
+    )
 
 
 VERIFY_THRESHOLDS = [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5]
@@ -178,8 +208,10 @@ def fit_verify_threshold(labelled: LabelledLibrary, half: str = "tuning") -> flo
             s = score(labelled.hybrid_verify, queries)
             empty = sum(not labelled.hybrid_verify(q) for q, _ in negatives) / len(negatives)
             objective = s.top3 + s.mrr + 2 * empty
-            print(f"verify threshold {threshold:.2f}: top-3 {s.top3:.3f} MRR {s.mrr:.3f}"
-                  f" negatives empty {empty:.2f}  objective {objective:.3f}")
+            print(
+                f"verify threshold {threshold:.2f}: top-3 {s.top3:.3f} MRR {s.mrr:.3f}"
+                f" negatives empty {empty:.2f}  objective {objective:.3f}"
+            )
             results.append((objective, threshold))
     finally:
         del index.verify
@@ -191,9 +223,15 @@ def fit_verify_threshold(labelled: LabelledLibrary, half: str = "tuning") -> flo
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
+        from screvi_mcp.local.search.mpnet import MPNET, english_model
+
         if "--judge" in sys.argv:
             fit_judge(labelled)
             fit_verify_threshold(labelled)
+        elif english_model() == MPNET:
+            for band in MPNET_BANDS:
+                print(f"--- mpnet, the judge's band from {band}")
+                fit(labelled, floors=MPNET_FLOORS, gates=MPNET_GATES, band=band)
         else:
             fit(labelled)
     sys.exit(0)

@@ -70,8 +70,11 @@ def _safetensors(tensors: dict[str, np.ndarray]) -> bytes:
     for name, array in tensors.items():
         raw = np.ascontiguousarray(array).tobytes()
         dtype = {"float32": "F32", "int64": "I64"}[str(array.dtype)]
-        header[name] = {"dtype": dtype, "shape": list(array.shape),
-                        "data_offsets": [len(data), len(data) + len(raw)]}
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(array.shape),
+            "data_offsets": [len(data), len(data) + len(raw)],
+        }
         data += raw
     encoded = json.dumps(header).encode()
     return struct.pack("<Q", len(encoded)) + encoded + data
@@ -234,6 +237,34 @@ def test_switching_a_minilm_library_to_mpnet_asks_for_reindex_then_searches_by_m
         assert index is not None and index.embedder.dimensions == 768
         hits, _ = search(library, SearchQuery(q="when to cut back rose bushes"))
         assert hits and hits[0].seq == roses
+    finally:
+        detach_semantic_index(library)
+
+
+@needs_wheels
+def test_mpnet_verifies_with_the_judge_fitted_for_its_own_token_vectors(
+    converted: Path, monkeypatch: pytest.MonkeyPatch, library: Library, rows: LibraryRows
+) -> None:
+    """verify=true with mpnet reads its own judge (mpnet/calibration.MPNET_JUDGE): before,
+    a logistic curve over its cosine, which claimed nothing the cosine did not."""
+    from screvi_mcp.local.search.judge import JudgeVerifier
+    from screvi_mcp.local.search.mpnet.calibration import MPNET_JUDGE
+
+    monkeypatch.setenv(CACHE_ENV, str(converted.parent))
+    monkeypatch.setenv(ENGLISH_MODEL_ENV, "mpnet")
+    sleep = rows.highlight("Caffeine after noon keeps many people awake long into the night.")
+    rows.highlight("The tide tables list two high waters a day on this coast.")
+    index = attach_semantic_index(library, backfill="now")
+    try:
+        assert index is not None and index.embedder.dimensions == 768
+        assert isinstance(index.verifier, JudgeVerifier)
+        assert index.verifier.weights == MPNET_JUDGE
+        query = SearchQuery(q="why coffee stops me sleeping", min_relevance=0.0, verify=True)
+        hits, _ = search(library, query)
+        judged = {hit.seq: hit.verified_relevance for hit in hits}
+        assert hits[0].seq == sleep
+        assert judged[sleep] is not None and judged[sleep] >= MPNET_JUDGE.threshold
+        assert all(p is None or p < judged[sleep] for seq, p in judged.items() if seq != sleep)
     finally:
         detach_semantic_index(library)
 

@@ -192,3 +192,30 @@ def test_verify_keeps_semantic_matches_beyond_those_it_judged(
     # matches a relevance model judges off-topic).
     assert {h.seq for h in verified} == {h.seq for h in unverified}
     assert all(h.verified_relevance is None for h in verified if h.seq != unverified[0].seq)
+
+
+def test_each_model_gets_the_judge_fitted_for_it_and_an_unknown_one_the_cosine_curve() -> None:
+    """verify=true reads the judge's several signals with weights fitted for the model
+    that made the token vectors (MiniLM's by default, mpnet's when attach passes them); a
+    model nobody fitted a judge for gets the cosine curve, which claims nothing more."""
+    import copy
+
+    from screvi_mcp.local.search.calibration import MINILM
+    from screvi_mcp.local.search.embedder import load_embedder
+    from screvi_mcp.local.search.judge import MINILM_JUDGE, JudgeVerifier, JudgeWeights
+    from screvi_mcp.local.search.verifier import CosineVerifier, load_verifier
+
+    minilm = load_embedder()
+    default = load_verifier(MINILM, minilm)
+    assert isinstance(default, JudgeVerifier) and default.weights == MINILM_JUDGE
+
+    other = copy.copy(minilm)
+    other.model_id = "another-model@0123"
+    assert isinstance(load_verifier(MINILM, other), CosineVerifier)
+    fitted = JudgeWeights(bias=-1.0, weights=(0.0, 3.0, 1.0, 2.0), threshold=0.1)
+    own = load_verifier(MINILM, other, fitted)
+    assert isinstance(own, JudgeVerifier) and own.weights == fitted
+    assert own.threshold == 0.1
+    passages = ["Caffeine late in the day keeps you awake.", "Tides follow the moon."]
+    judged = own.probabilities("why can't I sleep after coffee", passages, [0.5, 0.5])
+    assert judged[0] > judged[1]  # equal cosines: the other signals tell them apart

@@ -218,7 +218,7 @@ def _build_index(library: Library) -> SemanticIndex:
         )
         from screvi_mcp.local.search.index import SemanticIndex
         from screvi_mcp.local.search.mpnet import MPNET, english_model
-        from screvi_mcp.local.search.mpnet.calibration import MPNET_CALIBRATION
+        from screvi_mcp.local.search.mpnet.calibration import MPNET_CALIBRATION, MPNET_JUDGE
         from screvi_mcp.local.search.verifier import load_verifier
     except ImportError as exc:
         raise SemanticSearchUnavailable(
@@ -239,9 +239,11 @@ def _build_index(library: Library) -> SemanticIndex:
         ) from exc
     directory = os.environ.get(MODEL_DIR_ENV, "").strip()
     calibration = calibration_for_directory(Path(directory).expanduser()) if directory else MINILM
+    judge = None
     if not directory and english_model() == MPNET:
-        calibration = MPNET_CALIBRATION
-    return SemanticIndex(library, embedder, calibration, load_verifier(calibration, embedder))
+        calibration, judge = MPNET_CALIBRATION, MPNET_JUDGE
+    verifier = load_verifier(calibration, embedder, judge)
+    return SemanticIndex(library, embedder, calibration, verifier)
 
 
 def _attached(library: Library) -> SemanticIndex | None:

@@ -6,10 +6,11 @@ Pluggable: anything with `probabilities(query, passages, cosines)` works. Two ar
   cross-encoder `model.onnx` and its `tokenizer.json`: it reads query and highlight together,
   which a bi-encoder cannot, and its logit becomes a probability by sigmoid (one output) or
   softmax (two outputs: [off-topic, on-topic]).
-- `JudgeVerifier` (judge.py), the default with the bundled MiniLM, since no cross-encoder
-  weights install offline: a logistic model over the cosine, token-level max-sim from the
-  same encoder, keyword overlap and the margin to the query's best match, fitted on the
-  tuning half of the labelled set.
+- `JudgeVerifier` (judge.py), the default with the bundled MiniLM and with the opt-in mpnet
+  (each with weights fitted for it), since no cross-encoder weights install offline: a
+  logistic model over the cosine, token-level max-sim from the same encoder, keyword
+  overlap and the margin to the query's best match, fitted on the tuning half of the
+  labelled set.
 - `CosineVerifier`, for another embedding model without a judge of its own: a logistic
   curve over that model's raw cosine (`Calibration.verifier_midpoint/slope`). It adds no
   evidence beyond the cosine.
@@ -20,7 +21,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from tokenizers import Tokenizer
@@ -28,6 +29,9 @@ from tokenizers import Tokenizer
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID, Embedder
 from screvi_mcp.local.search.onnx_runtime import cpu_session
+
+if TYPE_CHECKING:
+    from screvi_mcp.local.search.judge import JudgeWeights
 
 log = logging.getLogger("screvi_mcp.local.search")
 
@@ -105,9 +109,14 @@ class CrossEncoderVerifier:
         return [float(p) for p in probabilities]
 
 
-def load_verifier(calibration: Calibration, embedder: Embedder | None = None) -> Verifier:
-    """A cross-encoder if one is configured; else the judge over several signals for the
-    bundled MiniLM (its weights were fitted for that model); else the cosine curve."""
+def load_verifier(
+    calibration: Calibration,
+    embedder: Embedder | None = None,
+    judge: JudgeWeights | None = None,
+) -> Verifier:
+    """A cross-encoder if one is configured; else the judge over several signals, with the
+    `judge` weights fitted for `embedder`'s model, or MiniLM's for the bundled MiniLM; else
+    (a model nobody fitted a judge for) the cosine curve."""
     directory = os.environ.get(VERIFIER_DIR_ENV, "").strip()
     if directory:
         try:
@@ -122,8 +131,8 @@ def load_verifier(calibration: Calibration, embedder: Embedder | None = None) ->
                 type(exc).__name__,
                 VERIFIER_DIR_ENV,
             )
-    if embedder is not None and embedder.model_id == DEFAULT_MODEL_ID:
-        from screvi_mcp.local.search.judge import JudgeVerifier
+    if embedder is not None and (judge is not None or embedder.model_id == DEFAULT_MODEL_ID):
+        from screvi_mcp.local.search.judge import MINILM_JUDGE, JudgeVerifier
 
-        return JudgeVerifier(embedder)
+        return JudgeVerifier(embedder, judge or MINILM_JUDGE)
     return CosineVerifier(calibration)
