@@ -44,11 +44,11 @@ GATES = [0.34, 0.36, 0.38, 0.40, 0.42, 0.45, 0.48]
 # 1.01: the judge never admits a query below the gate (the cosine gate alone).
 GATE_JUDGE_THRESHOLDS = [0.2, 0.3, 0.5, 1.01]
 RECALL_DEPTH = 10
-# mpnet's grid (2026-11-25): its cosines run higher than MiniLM's; where its judge may decide
-# queries below the gate (None: no band, the cosine gate alone).
+# mpnet's grid (2026-11-25): its cosines run higher than MiniLM's. MPNET_BANDS: where its
+# judge's band below the gate starts (the judge threshold 1.01 of the grid is "no band").
 MPNET_FLOORS = [0.30, 0.35, 0.40]
 MPNET_GATES = [0.44, 0.48, 0.52, 0.56]
-MPNET_BANDS: list[float | None] = [0.34, 0.38, 0.42]
+MPNET_BANDS = [0.34, 0.38, 0.42]
 
 
 def with_thresholds(

@@ -131,8 +131,12 @@ def load_verifier(
                 type(exc).__name__,
                 VERIFIER_DIR_ENV,
             )
-    if embedder is not None and (judge is not None or embedder.model_id == DEFAULT_MODEL_ID):
-        from screvi_mcp.local.search.judge import MINILM_JUDGE, JudgeVerifier
+    if embedder is None:
+        return CosineVerifier(calibration)
+    from screvi_mcp.local.search.judge import MINILM_JUDGE, JudgeVerifier
 
-        return JudgeVerifier(embedder, judge or MINILM_JUDGE)
+    if judge is None and embedder.model_id == DEFAULT_MODEL_ID:
+        judge = MINILM_JUDGE
+    if judge is not None:
+        return JudgeVerifier(embedder, judge)
     return CosineVerifier(calibration)
