@@ -25,7 +25,9 @@ def _run_state(mirror: Path) -> dict[str, str]:
         return {}
     conn = sqlite3.connect(f"file:{mirror}?mode=ro", uri=True, timeout=5)
     try:
-        return dict(conn.execute("SELECT key, value FROM mirror_state").fetchall())
+        state = dict(conn.execute("SELECT key, value FROM mirror_state").fetchall())
+        waiting = conn.execute("SELECT count(*) FROM embedding_queue").fetchone()[0]
+        return {**state, "waiting_for_vectors": str(waiting)}
     except sqlite3.OperationalError:  # not migrated yet
         return {}
     finally:
@@ -59,15 +61,23 @@ async def test_a_sync_killed_mid_run_resumes_without_loss_or_duplicates(
     async with stand_in.client() as client:
         await seed(client)
         await _more_highlights(client, 40)
-    # Two highlights a page at five requests a second: the run lasts long enough to kill.
-    process = _sync_command(
-        stand_in, mirror_path, "--per-page", "2", "--requests-per-minute", "300"
-    )
+    # Two highlights a page and a budget of 12 requests a minute. The limiter grants the
+    # first 12 at once (about 3 for tags and sources, then 9 pages of highlights) and holds
+    # the 13th for a minute, so the run waits mid-highlights however fast the machine is.
+    # A budget of 300 let a fast machine finish all 29 requests between two looks.
+    process = _sync_command(stand_in, mirror_path, "--per-page", "2", "--requests-per-minute", "12")
     deadline = time.monotonic() + WAIT_SECONDS
     try:
         while True:
             state = _run_state(mirror_path)
-            if state.get("run_phase") == "highlights" and int(state.get("run_walked", 0)) >= 8:
+            # Killed while it waits at the budget, once its worker has embedded what it
+            # stored: a kill holding an embedding claim would make the resumed run wait out
+            # the claim's 30 s lease (test_embedding_queue.py tests that case).
+            if (
+                state.get("run_phase") == "highlights"
+                and int(state.get("run_walked", 0)) >= 8
+                and state.get("waiting_for_vectors") == "0"
+            ):
                 break
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline, "the sync never reached the highlights"
@@ -211,7 +221,11 @@ async def test_a_run_stopped_at_its_time_limit_moves_no_cursor_and_resumes(
     try:
         async with client:
             paused = await run_sync(
-                library, client, clock, api_key=stand_in.key, settings=FAST,
+                library,
+                client,
+                clock,
+                api_key=stand_in.key,
+                settings=FAST,
                 reporter=DeadlineAfterFirstHighlights(),
             )
     finally:
