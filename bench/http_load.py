@@ -133,8 +133,6 @@ def _combined(windows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-
-
 def _serve(command: list[str], port: int) -> subprocess.Popen[bytes]:
     return _serve_env(command, port)
 

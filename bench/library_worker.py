@@ -174,13 +174,9 @@ def search(path: Path, count: int) -> dict[str, Any]:
         loaded = _timed(library, variant_queries[count : 2 * count], sequential=False)
         sequential_loaded = _timed(library, variant_queries[2 * count : 3 * count], sequential=True)
         with int8_scan_on(index.matrix):
-            int8_loaded = _timed(
-                library, variant_queries[4 * count : 5 * count], sequential=False
-            )
+            int8_loaded = _timed(library, variant_queries[4 * count : 5 * count], sequential=False)
         with exact_scan(index.matrix):
-            exact_loaded = _timed(
-                library, variant_queries[6 * count : 7 * count], sequential=False
-            )
+            exact_loaded = _timed(library, variant_queries[6 * count : 7 * count], sequential=False)
 
     # Where the time goes: each part of a hybrid search on its own.
     embed: list[float] = []

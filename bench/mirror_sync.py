@@ -81,8 +81,15 @@ async def _measure(
 
     # In a fresh process, so the sync's model and threads do not weigh on the mirror's side.
     search = run_worker(
-        ["-m", "bench.mirror_sync", "--search-worker", str(mirror), base_url, key,
-         str(len(queries))]
+        [
+            "-m",
+            "bench.mirror_sync",
+            "--search-worker",
+            str(mirror),
+            base_url,
+            key,
+            str(len(queries)),
+        ]
     )
     return {"sync": sync, "search": search}
 
@@ -132,8 +139,16 @@ def run(size: int, query_count: int, budget: int) -> dict[str, Any]:
             library.close()
         port = free_port()
         server = subprocess.Popen(
-            [SCREVI_MCP, "api", "--library", str(hosted), "--port", str(port),
-             "--rate-limit", "1000000"],
+            [
+                SCREVI_MCP,
+                "api",
+                "--library",
+                str(hosted),
+                "--port",
+                str(port),
+                "--rate-limit",
+                "1000000",
+            ],
             env=clean_env(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

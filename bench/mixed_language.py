@@ -29,9 +29,15 @@ FOREIGN_SHARE_INVERSE = 10
 VERSION = 1
 
 _FRENCH_SUBJECTS = [
-    "Le jardinier patient", "La mémoire d'une ville", "Un bon pain au levain",
-    "La lenteur du matin", "Le silence de la forêt", "Une lettre oubliée",
-    "La mer en hiver", "Le métier d'écrire", "Une équipe qui se fait confiance",
+    "Le jardinier patient",
+    "La mémoire d'une ville",
+    "Un bon pain au levain",
+    "La lenteur du matin",
+    "Le silence de la forêt",
+    "Une lettre oubliée",
+    "La mer en hiver",
+    "Le métier d'écrire",
+    "Une équipe qui se fait confiance",
     "La cuisine de ma grand-mère",
 ]
 _FRENCH_PREDICATES = [
@@ -45,9 +51,15 @@ _FRENCH_PREDICATES = [
     "rend la fatigue plus douce et la joie plus simple",
 ]
 _GERMAN_SUBJECTS = [
-    "Ein langer Spaziergang im Wald", "Die Kunst des Zuhörens", "Das alte Handwerk",
-    "Eine gute Gewohnheit", "Der Winter in den Bergen", "Die Bibliothek meiner Kindheit",
-    "Ein ehrliches Gespräch", "Die Arbeit am eigenen Garten", "Das Brot vom Markt",
+    "Ein langer Spaziergang im Wald",
+    "Die Kunst des Zuhörens",
+    "Das alte Handwerk",
+    "Eine gute Gewohnheit",
+    "Der Winter in den Bergen",
+    "Die Bibliothek meiner Kindheit",
+    "Ein ehrliches Gespräch",
+    "Die Arbeit am eigenen Garten",
+    "Das Brot vom Markt",
     "Die Stille nach dem Regen",
 ]
 _GERMAN_PREDICATES = [
@@ -61,14 +73,20 @@ _GERMAN_PREDICATES = [
     "beginnt mit einem kleinen Schritt jeden Morgen",
 ]
 FRENCH_QUERIES = [
-    "pourquoi le temps est une richesse", "le pain au levain demande du soin",
-    "la mémoire de ceux qui sont partis", "comment écrire avec attention",
-    "la forêt en silence le matin", "une équipe qui se fait confiance",
+    "pourquoi le temps est une richesse",
+    "le pain au levain demande du soin",
+    "la mémoire de ceux qui sont partis",
+    "comment écrire avec attention",
+    "la forêt en silence le matin",
+    "une équipe qui se fait confiance",
 ]
 GERMAN_QUERIES = [
-    "Geduld wenn nichts nach Plan läuft", "wie wenig man zum Glück braucht",
-    "die Kunst des Zuhörens im Gespräch", "ein Spaziergang im Winter",
-    "kleine Schritte jeden Morgen", "Erinnerung an die Bibliothek",
+    "Geduld wenn nichts nach Plan läuft",
+    "wie wenig man zum Glück braucht",
+    "die Kunst des Zuhörens im Gespräch",
+    "ein Spaziergang im Winter",
+    "kleine Schritte jeden Morgen",
+    "Erinnerung an die Bibliothek",
 ]
 
 

@@ -139,8 +139,14 @@ def _mixed_section(
     )
     log(f"mixed-language library {size}: search ({settings.search_queries} queries)")
     out: dict[str, Any] = run_worker(
-        ["-m", "bench.library_worker", "mixed", str(mixed), str(english.path),
-         str(settings.search_queries)]
+        [
+            "-m",
+            "bench.library_worker",
+            "mixed",
+            str(mixed),
+            str(english.path),
+            str(settings.search_queries),
+        ]
     )
     out["mixed_library_search"]["ratio_to_english_library"] = ratio(
         out["mixed_library_search"]["p50_ms"], out["english_library_search"]["p50_ms"]

@@ -36,13 +36,22 @@ from bench.common import CACHE_DIR, RESULTS_DIR, log, machine, ratio, summary_ms
 # often falls in the uncertain band, where the judge is consulted (the corpus's own queries
 # share words with it and pass the gate outright).
 READER_QUESTIONS = (
-    "how can I fall asleep more easily", "saving money for unexpected expenses",
-    "why do habits stick", "what makes a good teacher", "dealing with grief after a loss",
-    "how to stop putting things off", "finding meaning in ordinary work",
-    "keeping food fresh without a fridge", "learning to be patient with children",
-    "why cities feel lonely", "getting over nerves before speaking",
-    "what does courage look like day to day", "living simply", "things outside my control",
-    "how memory fades with age", "the cost of always being busy",
+    "how can I fall asleep more easily",
+    "saving money for unexpected expenses",
+    "why do habits stick",
+    "what makes a good teacher",
+    "dealing with grief after a loss",
+    "how to stop putting things off",
+    "finding meaning in ordinary work",
+    "keeping food fresh without a fridge",
+    "learning to be patient with children",
+    "why cities feel lonely",
+    "getting over nerves before speaking",
+    "what does courage look like day to day",
+    "living simply",
+    "things outside my control",
+    "how memory fades with age",
+    "the cost of always being busy",
 )
 
 
@@ -80,9 +89,7 @@ def measure(path: Path, query_count: int) -> dict[str, Any]:
             best = index.semantic_ranking(conn, q, Filters(), 0.0, 1)
             in_band += bool(best) and calibration.in_uncertain_band(best[0].cosine, 0.72)
             search(library, SearchQuery(q=q))  # warm: the query vector is cached after this
-            _timed(
-                lambda q=q: search(library, SearchQuery(q=q)), *samples["search"]
-            )
+            _timed(lambda q=q: search(library, SearchQuery(q=q)), *samples["search"])
             _timed(
                 lambda q=q: search(library, SearchQuery(q=q, min_relevance=0.0, verify=True)),
                 *samples["search_verify"],

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 .venv/bin/python -m pip install -q -e '.[local,test]'
 # What scripts/serve.sh checks to start without reinstalling (a superset of its install).
 python3 scripts/install_stamp.py >.venv/.screvi-mcp-installed
-.venv/bin/ruff check src tests
+.venv/bin/ruff check src tests bench scripts
+.venv/bin/ruff format --check src tests bench scripts
 .venv/bin/mypy
 npm ci --prefix e2e --no-audit --no-fund --loglevel=error
 .venv/bin/python -m pytest -q "$@"

@@ -147,7 +147,9 @@ def check_bundled_skill() -> None:
 def check_base(workdir: Path) -> None:
     check_help()
     check_bundled_skill()
-    hosted = clean_env(SCREVI_API_KEY="sk_live_wheelcheck", SCREVI_BASE_URL="http://127.0.0.1:9/api/v1")
+    hosted = clean_env(
+        SCREVI_API_KEY="sk_live_wheelcheck", SCREVI_BASE_URL="http://127.0.0.1:9/api/v1"
+    )
     start_session(command(), hosted).close()
     refused = subprocess.run(
         [*command(), "--library", str(workdir / "library.sqlite3")],

@@ -34,7 +34,14 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-4000:]
     results = json.loads((tmp_path / "tiny.json").read_text())
     for section in (
-        "library", "mixed", "cold_start", "tool_call", "tokens", "http", "import", "targets"
+        "library",
+        "mixed",
+        "cold_start",
+        "tool_call",
+        "tokens",
+        "http",
+        "import",
+        "targets",
     ):
         assert section in results, f"section {section} missing"
     library = results["library"]["200"]

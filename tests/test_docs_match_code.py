@@ -98,8 +98,17 @@ def test_the_skill_file_speaks_to_mcp_agents_too() -> None:
     assert len(named) >= 8 and named <= tools, sorted(named - tools)
     body = SKILL.split("---", 2)[2]
     outside = re.sub(r"\[[^\]]*\]", "", body)
-    for rest_only in ("GET /", "POST /", "PATCH", "?q=", "content_offset", "content_truncated",
-                      "Retry-After", "cascade=true", "`fields`"):
+    for rest_only in (
+        "GET /",
+        "POST /",
+        "PATCH",
+        "?q=",
+        "content_offset",
+        "content_truncated",
+        "Retry-After",
+        "cascade=true",
+        "`fields`",
+    ):
         assert rest_only not in outside, f"{rest_only!r} is taught outside REST brackets"
     assert "screvi.embedded" not in SKILL  # the in-process address is no place to visit
 

@@ -166,5 +166,5 @@ def test_tool_settings_do_not_force_a_reinstall(
     project: Path, tmp_path: Path, stop: list[subprocess.Popen[str]]
 ) -> None:
     with (project / "pyproject.toml").open("a") as handle:
-        handle.write('\n[tool.somelinter]\nstrict = true\n')
+        handle.write("\n[tool.somelinter]\nstrict = true\n")
     test_a_complete_venv_starts_offline_without_installing(project, tmp_path, stop)

@@ -53,9 +53,7 @@ Screvi = Callable[..., Result]
 
 
 @pytest.fixture
-def screvi(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Screvi:
+def screvi(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Screvi:
     """The command's entry point in-process, for refusals (they return before serving)."""
 
     def run(*argv: str, env: dict[str, str] | None = None) -> Result:
@@ -202,9 +200,7 @@ def test_a_busy_port_fails_before_any_serving_line(tmp_path: Path, screvi: Screv
         port = str(busy.getsockname()[1])
         library = str(tmp_path / "library.sqlite3")
         line = assert_refused(
-            screvi_process(
-                "--transport", "streamable-http", "--port", port, "--library", library
-            ),
+            screvi_process("--transport", "streamable-http", "--port", port, "--library", library),
             f"127.0.0.1:{port}",
             "choose another port",
         )

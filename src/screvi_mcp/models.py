@@ -29,8 +29,6 @@ class SourceType(StrEnum):
     pdf = "pdf"
 
 
-
-
 class ArticleStatus(StrEnum):
     unread = "unread"
     reading = "reading"

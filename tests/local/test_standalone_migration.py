@@ -43,9 +43,10 @@ def test_old_standalone_highlights_join_one_new_personal_notes_source(tmp_path: 
         source = sources[0]
         assert source["name"] == "Personal notes"
         assert UUID4.match(source["id"]) and TIMESTAMP.match(source["created_at"])
-        assert conn.execute("SELECT count(*) FROM highlights WHERE source_id IS NULL").fetchone()[
-            0
-        ] == 0
+        assert (
+            conn.execute("SELECT count(*) FROM highlights WHERE source_id IS NULL").fetchone()[0]
+            == 0
+        )
         listed = highlights.get(conn, conn.execute("SELECT id FROM highlights").fetchone()[0])
         assert listed["source"]["id"] == source["id"]
         # Found by the source's name too: the keyword index followed the move.

@@ -133,8 +133,7 @@ async def seed(client: ScreviClient) -> dict[str, str]:
         ]
     )
     lone = await client.create_highlight("A standalone thought about gardens.", favorite=True)
-    return {"book": book.id, "notes": notes.id, "empty": empty.id, "tide": tide.id,
-            "lone": lone.id}
+    return {"book": book.id, "notes": notes.id, "empty": empty.id, "tide": tide.id, "lone": lone.id}
 
 
 async def sync(stand_in: StandIn, mirror: Path, settings: SyncSettings = FAST) -> SyncSummary:
@@ -142,8 +141,7 @@ async def sync(stand_in: StandIn, mirror: Path, settings: SyncSettings = FAST) -
     library = Library.open(mirror)
     try:
         async with client:
-            return await run_sync(library, client, clock, api_key=stand_in.key,
-                                  settings=settings)
+            return await run_sync(library, client, clock, api_key=stand_in.key, settings=settings)
     finally:
         library.close()
 

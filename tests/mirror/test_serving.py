@@ -72,8 +72,11 @@ async def test_writes_go_to_screvi_first_and_show_up_on_both_sides(
         created = await _call(
             mcp,
             "create_highlight",
-            {"content": "Lichens are partnerships of fungi and algae.", "tags": ["biology"],
-             "source_id": ids["book"]},
+            {
+                "content": "Lichens are partnerships of fungi and algae.",
+                "tags": ["biology"],
+                "source_id": ids["book"],
+            },
         )
         async with stand_in.client() as source:
             found = await search_ids(source, "lichens fungi")
@@ -83,8 +86,9 @@ async def test_writes_go_to_screvi_first_and_show_up_on_both_sides(
             await _call(mcp, "update_highlight", {"highlight_id": ids["tide"], "favorite": True})
             await _call(mcp, "add_highlight_tags", {"highlight_id": new_id, "tags": ["symbiosis"]})
             await _call(mcp, "delete_highlight", {"highlight_id": ids["lone"]})
-            await _call(mcp, "update_tag", {"tag_id": (await source.list_tags())[0].id,
-                                             "color": "#00ff00"})
+            await _call(
+                mcp, "update_tag", {"tag_id": (await source.list_tags())[0].id, "color": "#00ff00"}
+            )
             assert (await source.get_highlight(ids["tide"])).favorite
         # Read through the server: answered by the mirror, which already has the writes.
         listed = await _call(mcp, "search_highlights", {"query": "lichens fungi"})
@@ -206,7 +210,10 @@ def articles_then_stand_in(stand_in_path: Path) -> Iterator[tuple[StandIn, dict[
     """A stand-in holding a parsed article and one Screvi has not parsed yet."""
     ids = {
         "parsed": add_article(
-            stand_in_path, "http://127.0.0.1:9/parsed", title="Parsed page", body="Body text.",
+            stand_in_path,
+            "http://127.0.0.1:9/parsed",
+            title="Parsed page",
+            body="Body text.",
             tags=["reading"],
         ),
         "queued": add_article(stand_in_path, "http://127.0.0.1:9/queued", title="", body=None),
@@ -236,10 +243,10 @@ async def test_source_article_and_tag_writes_go_through(
         assert "Field notes" in made
         await _call(mcp, "update_source", {"source_id": ids["book"], "author": "R. Carson"})
         await _call(mcp, "delete_source", {"source_id": ids["notes"], "cascade": True})
-        await _call(mcp, "update_article", {"article_id": articles["parsed"],
-                                            "home_status": "archive"})
-        await _call(mcp, "add_article_tags", {"article_id": articles["parsed"],
-                                              "tags": ["keep"]})
+        await _call(
+            mcp, "update_article", {"article_id": articles["parsed"], "home_status": "archive"}
+        )
+        await _call(mcp, "add_article_tags", {"article_id": articles["parsed"], "tags": ["keep"]})
         await _call(mcp, "create_tag", {"name": "Someday"})
         await assert_same(stand_in, mirror_path)
         async with stand_in.client() as source:
@@ -265,8 +272,9 @@ async def test_a_body_screvi_parses_after_the_sync_is_read_from_screvi(
                 conn,
                 articles["queued"],
                 "http://127.0.0.1:9/queued",
-                ExtractedArticle(content_html="<p>Parsed later.</p>", content_text="Parsed later.",
-                                 title="Later"),
+                ExtractedArticle(
+                    content_html="<p>Parsed later.</p>", content_text="Parsed later.", title="Later"
+                ),
             )
     finally:
         library.close()

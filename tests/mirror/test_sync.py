@@ -52,7 +52,10 @@ def with_articles(stand_in_path: Path) -> dict[str, str]:
     """Two saved articles (one long, tagged; one without highlights), before serving."""
     return {
         "long": add_article(
-            stand_in_path, "http://127.0.0.1:9/essay", title="Tide pools", body=LONG_BODY,
+            stand_in_path,
+            "http://127.0.0.1:9/essay",
+            title="Tide pools",
+            body=LONG_BODY,
             tags=["reading"],
         ),
         "short": add_article(
@@ -142,9 +145,7 @@ async def test_a_second_sync_with_no_changes_changes_nothing(
     await assert_same(stand_in, mirror_path)
 
 
-async def test_a_library_that_is_not_a_mirror_is_refused(
-    stand_in: StandIn, tmp_path: Path
-) -> None:
+async def test_a_library_that_is_not_a_mirror_is_refused(stand_in: StandIn, tmp_path: Path) -> None:
     async with stand_in.client() as client:
         await seed(client)
     own = tmp_path / "own.sqlite3"
@@ -172,7 +173,6 @@ async def test_another_address_or_key_is_refused(stand_in: StandIn, mirror_path:
                 await run_sync(library, other, clock, api_key=stand_in.key, settings=settings)
     finally:
         library.close()
-
 
 
 async def test_tag_changes_that_leave_updated_at_alone_are_found_by_their_counts(
@@ -226,8 +226,10 @@ async def test_a_finished_sync_leaves_every_highlight_searchable_by_meaning(
     async with stand_in.client() as client:
         await seed(client)
         await client.create_highlights_bulk(
-            [{"content": f"Entry {n}: the harvest moon rose over the quiet fields."}
-             for n in range(100)]
+            [
+                {"content": f"Entry {n}: the harvest moon rose over the quiet fields."}
+                for n in range(100)
+            ]
         )
     summary = await sync(stand_in, mirror_path, replace(FAST, per_page=100))
     assert summary.finished and summary.waiting_for_vectors == 0

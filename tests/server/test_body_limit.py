@@ -127,4 +127,3 @@ async def test_the_server_process_bounds_bodies_at_32_mib_not_the_sdk_s_4(
     async with Client(streamable_http_client(screvi_mcp_url), cache=None) as client:
         text = await call_error(client, "get_highlight", {"highlight_id": "z" * 5_000_000})
     assert_tool_error(text, "invalid_arguments", "highlight_id")
-

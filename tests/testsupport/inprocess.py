@@ -23,7 +23,10 @@ async def in_process_client(
     App exceptions are raised in the test rather than turned into a 500, as a test wants.
     """
     library = EmbeddedLibrary(app=app, raise_app_exceptions=True)
-    async with library, httpx.AsyncClient(
-        transport=library, base_url=base_url, headers=dict(headers or {})
-    ) as client:
+    async with (
+        library,
+        httpx.AsyncClient(
+            transport=library, base_url=base_url, headers=dict(headers or {})
+        ) as client,
+    ):
         yield client

@@ -22,7 +22,7 @@ def test_imported_passages_and_their_later_tags_are_found_by_keyword(tmp_path: P
     csv_file.write_text(
         "Highlight,Book Title,Book Author,Tags,Location Type,Location\n"
         '"The sea keeps its own calendar, and the keeper learns to read it.",'
-        "The Lighthouse Keeper's Almanac (Second Edition),\"Wren, Mara\",tidewatch,location,180\n",
+        'The Lighthouse Keeper\'s Almanac (Second Edition),"Wren, Mara",tidewatch,location,180\n',
         encoding="utf-8",
     )
     jobs.import_file("readwise", csv_file, library_path, embed=False)

@@ -398,15 +398,15 @@ class ScreviClient:
                     waited += delay
                     retries += 1
                     continue
-            api_error = error_from_response(
-                response, retry_after=retry_after, secret=self._api_key
-            )
+            api_error = error_from_response(response, retry_after=retry_after, secret=self._api_key)
             api_error.method, api_error.path = method, path
             # A 5xx (or an unreadable answer from a proxy) after a write reached the server:
             # the write may have been done. 429 and the other 4xx are refusals.
-            api_error.outcome_unknown = method not in SAFE_METHODS and (
-                response.status_code >= 500 or isinstance(api_error, UnexpectedResponseError)
-            ) and response.status_code != 429
+            api_error.outcome_unknown = (
+                method not in SAFE_METHODS
+                and (response.status_code >= 500 or isinstance(api_error, UnexpectedResponseError))
+                and response.status_code != 429
+            )
             raise api_error
 
     async def _exchange(
@@ -467,9 +467,7 @@ class ScreviClient:
     def _too_large(self) -> str:
         return f"larger than the client's limit of {self._max_response_bytes} bytes"
 
-    def _unreadable(
-        self, response: httpx.Response, path: str, why: str
-    ) -> UnexpectedResponseError:
+    def _unreadable(self, response: httpx.Response, path: str, why: str) -> UnexpectedResponseError:
         error = UnexpectedResponseError(
             f"HTTP {response.status_code} answer {why}; it was not read",
             status=response.status_code,
@@ -788,9 +786,7 @@ class ScreviClient:
         )
         found = self._page(response, SearchResult)
         reason = response.headers.get(KEYWORD_ONLY_HEADER)
-        return SearchPage(
-            data=found.data, pagination=found.pagination, keyword_only_reason=reason
-        )
+        return SearchPage(data=found.data, pagination=found.pagination, keyword_only_reason=reason)
 
     # Sources -------------------------------------------------------------------------------
 

@@ -59,7 +59,6 @@ SORT_ORDERS: Final = frozenset[str](get_args(SortOrder))
 CONTENT_FORMATS: Final = frozenset[str](get_args(ContentFormatName))
 
 
-
 def timestamp(value: datetime | date | str) -> str:
     """ISO 8601 in UTC with a `Z`; naive datetimes are taken as UTC, as the API's are."""
     if isinstance(value, str):

@@ -114,9 +114,7 @@ class RateLimiter:
         if sum(1 for holder in recent if holder == key) >= share:
             # Its own oldest grant in the window is the earliest it can count on a slot.
             mine = [at for at, holder in self._grants if holder == key and at > now - self.window]
-            raise RateLimitWaitTooLong(
-                max(delay, min(mine) + self.window - now), over_share=True
-            )
+            raise RateLimitWaitTooLong(max(delay, min(mine) + self.window - now), over_share=True)
 
     async def acquire(self, max_wait: float | None = None) -> None:
         """Wait for a slot. A caller cancelled while waiting leaves its slot unused."""

@@ -51,4 +51,3 @@ def has_pending(conn: sqlite3.Connection) -> bool:
     """Whether rows wait for a flush outside any transaction: a writer that committed
     without `Library.write` (an older version of this program on the same file)."""
     return conn.execute("SELECT 1 FROM highlights_fts_pending LIMIT 1").fetchone() is not None
-

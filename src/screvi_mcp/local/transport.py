@@ -100,9 +100,7 @@ class EmbeddedLibrary(httpx.AsyncBaseTransport):
         async with self._lock:
             if self._started:
                 return self
-            lifespan: AbstractAsyncContextManager[Any] = self.app.router.lifespan_context(
-                self.app
-            )
+            lifespan: AbstractAsyncContextManager[Any] = self.app.router.lifespan_context(self.app)
             state = await self._stack.enter_async_context(lifespan)
             if isinstance(state, Mapping):
                 self._state = state

@@ -60,15 +60,21 @@ def summary_text(summary: SyncSummary) -> str:
     for name in ("tags", "sources", "highlights", "articles"):
         a = summary.applied[name]
         rows.append(
-            (name, f"{a.created} new, {a.updated} changed, {a.deleted} deleted, "
-             f"{a.unchanged} unchanged")
+            (
+                name,
+                f"{a.created} new, {a.updated} changed, {a.deleted} deleted, "
+                f"{a.unchanged} unchanged",
+            )
         )
     rows.append(("article bodies", summary.applied["details"].updated))
     rows.append(("requests", f"{summary.requests} ({summary.rate_limited} answered 429)"))
     if summary.waiting_for_vectors:
         rows.append(
-            ("not yet embedded", f"{summary.waiting_for_vectors} highlights (found by keywords "
-             "now, by meaning once the next server or sync on this mirror has embedded them)")
+            (
+                "not yet embedded",
+                f"{summary.waiting_for_vectors} highlights (found by keywords "
+                "now, by meaning once the next server or sync on this mirror has embedded them)",
+            )
         )
     rows.append(("time", f"{summary.seconds:.1f}s"))
     if summary.cursor:

@@ -45,7 +45,6 @@ from screvi_mcp.models import Tag
 log = logging.getLogger("screvi_mcp.mirror")
 
 
-
 class MirrorRefusal(ScreviAPIError):
     """What a mirror cannot do (write without a key, take another caller's key)."""
 
@@ -143,7 +142,9 @@ class MirroredClient(ScreviClient):
         self._sync_settings = dataclasses.replace(
             sync_settings,
             retry=RetryPolicy(
-                max_retries=4, base_delay=0.5, max_delay=8.0,
+                max_retries=4,
+                base_delay=0.5,
+                max_delay=8.0,
                 max_total_wait=min(policy.sync_time_limit, 60.0),
             ),
         )
@@ -379,8 +380,7 @@ def check_mirror(path: Path, api_key: str | None, base_url: str) -> dict[str, st
     if api_key:
         if normalise_base_url(base_url) != mirrored:
             raise MirrorMismatch(
-                f"{path} mirrors {mirrored}, not {normalise_base_url(base_url)} "
-                "(SCREVI_BASE_URL)"
+                f"{path} mirrors {mirrored}, not {normalise_base_url(base_url)} (SCREVI_BASE_URL)"
             )
         if state.get(store.STATE_KEY_FINGERPRINT) != key_fingerprint(api_key):
             raise MirrorMismatch(

@@ -29,6 +29,7 @@ ARGUMENT_HINTS: dict[tuple[str, str], str] = {
     ("list_articles", "limit"): "per_page sets how many results a page has",
 }
 
+
 def _names(names: list[str] | set[str]) -> str:
     return ", ".join(sorted(names))
 
@@ -108,9 +109,12 @@ async def _get_prompt(
             f"There is no prompt named {name!r}. Next: use one of these: {names}.",
         )
     declared = prompt.arguments or []
-    takes = ", ".join(
-        f"{each.name} ({'required' if each.required else 'optional'})" for each in declared
-    ) or "no arguments"
+    takes = (
+        ", ".join(
+            f"{each.name} ({'required' if each.required else 'optional'})" for each in declared
+        )
+        or "no arguments"
+    )
     unknown = set(arguments) - {each.name for each in declared}
     missing = [each.name for each in declared if each.required and each.name not in arguments]
     if unknown or missing:

@@ -100,9 +100,7 @@ class BearerTokenGate:
         presented = dict(scope.get("headers") or []).get(b"authorization", b"")
         # The scheme is case-insensitive (RFC 9110, 11.1): `bearer x` is as good as `Bearer x`.
         scheme, _, credentials = presented.strip().partition(b" ")
-        if scheme.lower() == b"bearer" and hmac.compare_digest(
-            credentials.strip(), self.expected
-        ):
+        if scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self.expected):
             await self.app(scope, receive, send)
             return
         body = json.dumps(

@@ -211,7 +211,12 @@ async def test_random_writes_keep_the_keyword_index_as_a_rebuild_makes_it(
         assert_index_in_sync(api, tmp_path / "rebuilt.sqlite3")
         # The sequence did exercise every kind of write, and the index is not trivially empty.
         assert set(done) >= {
-            "create", "bulk_create", "update", "change_tags", "delete", "edit_source",
+            "create",
+            "bulk_create",
+            "update",
+            "change_tags",
+            "delete",
+            "edit_source",
             "rename_or_delete_tag",
         }
         assert api.scalar("SELECT count(*) FROM highlights_fts") > 50

@@ -140,9 +140,7 @@ _WORKER = textwrap.dedent(
 )
 
 
-def test_processes_sharing_a_library_fetch_each_page_once(
-    tmp_path: Path, site: LocalSite
-) -> None:
+def test_processes_sharing_a_library_fetch_each_page_once(tmp_path: Path, site: LocalSite) -> None:
     path = tmp_path / "shared.sqlite3"
     library = Library.open(path)
     try:

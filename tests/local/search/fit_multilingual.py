@@ -107,9 +107,11 @@ def fit_gate(
             top3, mrr, empty = objective_share(labelled.hybrid, english)
             objective = top3 + mrr + 2 * empty
             feasible = top3 >= need_top3 - 1e-9 and mrr >= need_mrr - 1e-9
-            print(f"{gate_setting} {gate:.2f} {admit_setting} {admit:.2f}: top-3 share"
-                  f" {top3:.3f} MRR share {mrr:.3f} negatives-empty share {empty:.3f}"
-                  f"  objective {objective:.3f}{'' if feasible else '  (below a side)'}")
+            print(
+                f"{gate_setting} {gate:.2f} {admit_setting} {admit:.2f}: top-3 share"
+                f" {top3:.3f} MRR share {mrr:.3f} negatives-empty share {empty:.3f}"
+                f"  objective {objective:.3f}{'' if feasible else '  (below a side)'}"
+            )
             results.append((objective, gate, admit, feasible, top3 + mrr))
     candidates = [r for r in results if r[3]]
     if not candidates:  # no setting keeps hybrid above the sides: the closest one
@@ -135,8 +137,7 @@ def fit_offset(labelled: LabelledLibrary) -> int:
         multilingual.LATER_OFFSET = offset
         scores = evaluate(labelled, HALF, ("hybrid",)).positive["hybrid"]
         unchanged = all(
-            (scores[k].top3, scores[k].mrr) == (baseline[k].top3, baseline[k].mrr)
-            for k in english
+            (scores[k].top3, scores[k].mrr) == (baseline[k].top3, baseline[k].mrr) for k in english
         )
         print(
             f"offset {offset}: cross-language top-3 {scores['crosslang'].top3:.2f}, "
@@ -155,12 +156,16 @@ def fit_verifier_weights(labelled: LabelledLibrary) -> None:
     rounded = dataclasses.replace(
         weights, bias=round(weights.bias, 2), weights=tuple(round(w, 2) for w in weights.weights)
     )
-    print(f"{len(labels)} pairs, {int(labels.sum())} relevant;"
-          f" features {multilingual_index.SPREAD_FEATURES}")
+    print(
+        f"{len(labels)} pairs, {int(labels.sum())} relevant;"
+        f" features {multilingual_index.SPREAD_FEATURES}"
+    )
     print(f"fitted: {rounded}")
-    print(f"tuning AUC: cosine {auc(features[:, 2], labels):.3f},"
-          f" z {auc(features[:, 0], labels):.3f},"
-          f" judge {auc(predict(rounded, features), labels):.3f}")
+    print(
+        f"tuning AUC: cosine {auc(features[:, 2], labels):.3f},"
+        f" z {auc(features[:, 0], labels):.3f},"
+        f" judge {auc(predict(rounded, features), labels):.3f}"
+    )
     index.verifier.weights = rounded  # type: ignore[attr-defined]
 
 

@@ -76,7 +76,11 @@ QUERIES_LANGUAGES: list[tuple[str, str, tuple[str, ...]]] = [
     # crosslang, English query, non-English answer
     ("how often should I oil my bike chain", "crosslang", ("fr_velo_chaine",)),
     ("riding into a strong headwind", "crosslang", ("fr_velo_vent",)),
-    ("eat regularly on long bike rides so your legs do not suddenly give out", "crosslang", ("fr_velo_manger",)),
+    (
+        "eat regularly on long bike rides so your legs do not suddenly give out",
+        "crosslang",
+        ("fr_velo_manger",),
+    ),
     ("mites killing bee colonies", "crosslang", ("de_bienen_varroa",)),
     ("when is honey ready to harvest", "crosslang", ("de_bienen_honig",)),
     ("what to do after a bee sting", "crosslang", ("de_bienen_stich",)),
@@ -91,7 +95,11 @@ QUERIES_LANGUAGES: list[tuple[str, str, tuple[str, ...]]] = [
     ("how thick must ice be for skating on frozen ditches", "crosslang", ("nl_schaatsen",)),
     # crosslang, non-English query, English answer
     ("wie lange sollte ein Mittagsschlaf dauern", "crosslang", ("near_sleep_naps",)),
-    ("comment éviter les blessures quand on augmente son kilométrage de course", "crosslang", ("injury_load", "easy_running")),
+    (
+        "comment éviter les blessures quand on augmente son kilométrage de course",
+        "crosslang",
+        ("injury_load", "easy_running"),
+    ),
     ("¿por qué la olla a presión cocina más rápido?", "crosslang", ("phys_pressure_cooker",)),
     ("perché il ghiaccio galleggia sull'acqua", "crosslang", ("phys_ice_floats",)),
     # crosslang, between two other languages

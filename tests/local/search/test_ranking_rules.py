@@ -115,8 +115,20 @@ _GARDEN_DIARY = " ".join(
     f"In week {week} of the year the diary notes the {crop} beds, the rain gauge, the slugs"
     f" on the {crop}, the compost heap and which seeds were sown in the cold frame."
     for week, crop in enumerate(
-        ["potato", "onion", "carrot", "lettuce", "bean", "pea", "leek", "cabbage", "radish",
-         "beetroot", "spinach", "chard"],
+        [
+            "potato",
+            "onion",
+            "carrot",
+            "lettuce",
+            "bean",
+            "pea",
+            "leek",
+            "cabbage",
+            "radish",
+            "beetroot",
+            "spinach",
+            "chard",
+        ],
         start=1,
     )
 )
@@ -225,8 +237,9 @@ def test_the_judge_admits_a_paraphrase_whose_best_cosine_misses_the_gate(
     index = semantic_index_for(semantic_library)
     assert index is not None
     calibration = index.calibration  # type: ignore[attr-defined]
-    matches = index.semantic_ranking(semantic_library.connection(), q, SearchQuery(q=q).filters(),
-                                     0.0, 5)
+    matches = index.semantic_ranking(
+        semantic_library.connection(), q, SearchQuery(q=q).filters(), 0.0, 5
+    )
     # The paraphrase's best cosine (about 0.35) is below the gate, inside the uncertain band.
     assert calibration.uncertain_from <= matches[0].cosine < calibration.gate
     assert [m.seq for m in semantic_side(semantic_library, SearchQuery(q=q))][:1] == [answer]

@@ -104,9 +104,7 @@ def delete_other_models(
     conn.execute(f"DELETE FROM {tables.vectors} WHERE model != ?", (model,))
 
 
-def delete(
-    conn: sqlite3.Connection, seqs: list[int], tables: VectorTables = MINILM_TABLES
-) -> None:
+def delete(conn: sqlite3.Connection, seqs: list[int], tables: VectorTables = MINILM_TABLES) -> None:
     conn.execute(
         f"DELETE FROM {tables.vectors} WHERE seq IN (SELECT value FROM json_each(?))",
         (json.dumps(seqs),),
@@ -125,8 +123,9 @@ def load_live(
     """
     dead = dead_seqs(conn)
     count = int(
-        conn.execute(f"SELECT count(*) FROM {tables.vectors} WHERE model = ?", (model,))
-        .fetchone()[0]
+        conn.execute(f"SELECT count(*) FROM {tables.vectors} WHERE model = ?", (model,)).fetchone()[
+            0
+        ]
     )
     matrix: Matrix = np.empty((count, dimensions), dtype=np.float32)
     seqs: list[int] = []

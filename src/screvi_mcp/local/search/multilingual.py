@@ -83,9 +83,7 @@ def attach(library: Library, *, backfill: str) -> MultilingualIndex | None:
         try:
             embedder = shared_embedder()
         except MultilingualModelUnavailable as exc:
-            warn_once(
-                f"cross-language search is off, English search is unaffected: {exc}"
-            )
+            warn_once(f"cross-language search is off, English search is unaffected: {exc}")
             return None
         index = MultilingualIndex(library, embedder)
         index.load()

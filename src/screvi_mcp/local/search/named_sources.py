@@ -27,9 +27,32 @@ _MAX_TEXT_MATCHES = 3
 _MIN_NAME_LENGTH = 3
 # Words that say "what did this source say about", not what about.
 _QUESTION_WORDS = frozenset(
-    {"say", "says", "said", "saying", "write", "writes", "wrote", "think", "thinks",
-     "thought", "advice", "advise", "according", "quote", "quotes", "view", "views", "idea",
-     "ideas", "tell", "tells", "told", "book", "books"}
+    {
+        "say",
+        "says",
+        "said",
+        "saying",
+        "write",
+        "writes",
+        "wrote",
+        "think",
+        "thinks",
+        "thought",
+        "advice",
+        "advise",
+        "according",
+        "quote",
+        "quotes",
+        "view",
+        "views",
+        "idea",
+        "ideas",
+        "tell",
+        "tells",
+        "told",
+        "book",
+        "books",
+    }
 )
 
 
@@ -61,9 +84,7 @@ def named_source(conn: sqlite3.Connection, text: str) -> NamedSource | None:
         )
         for word in candidates:
             by_author = word in author_words
-            by_title = word in title_words and (
-                whole_title or typed.get(word, word)[:1].isupper()
-            )
+            by_title = word in title_words and (whole_title or typed.get(word, word)[:1].isupper())
             if not (by_author or by_title) or not _is_rare_in_text(conn, word):
                 continue
             own = author_words | title_words

@@ -219,8 +219,8 @@ class VectorMatrix:
     @property
     def scans_signs(self) -> bool:
         """Whether queries scan the sign codes first (and not the int8 copy)."""
-        return self._signs is not None and self.sign_from_rows <= self._size and not (
-            self.scans_int8
+        return (
+            self._signs is not None and self.sign_from_rows <= self._size and not (self.scans_int8)
         )
 
     def set_sign_from_rows(self, rows: int) -> None:

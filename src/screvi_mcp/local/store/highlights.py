@@ -167,8 +167,7 @@ def personal_notes_source(conn: sqlite3.Connection) -> str:
     source_id = str(uuid.uuid4())
     now = clock.now()
     conn.execute(
-        "INSERT INTO sources(id, name, type, created_at, updated_at) "
-        "VALUES (?, ?, 'self', ?, ?)",
+        "INSERT INTO sources(id, name, type, created_at, updated_at) VALUES (?, ?, 'self', ?, ?)",
         (source_id, PERSONAL_NOTES_NAME, now, now),
     )
     return source_id

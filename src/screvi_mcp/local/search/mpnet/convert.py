@@ -115,8 +115,9 @@ def _build(work: Path, say: Report) -> None:
     del weights
     float_path = work / "model-fp32.onnx"
     onnx.save(model, str(float_path))
-    feed_forward = [n.name for n in model.graph.node
-                    if n.op_type == "MatMul" and FEED_FORWARD_MARK in n.name]
+    feed_forward = [
+        n.name for n in model.graph.node if n.op_type == "MatMul" and FEED_FORWARD_MARK in n.name
+    ]
     del model
     say("  quantising to int8 (about a minute)")
     quantize_dynamic(

@@ -89,22 +89,25 @@ class _Builder:
         self.nodes.append(helper.make_node(op_type, inputs, [output], node_name, **attributes))
         return output
 
-    def linear(self, x: str, weight: npt.NDArray[np.float32], bias: npt.NDArray[np.float32],
-               name: str) -> str:
+    def linear(
+        self, x: str, weight: npt.NDArray[np.float32], bias: npt.NDArray[np.float32], name: str
+    ) -> str:
         # torch's Linear keeps weight as [out, in]; MatMul wants [in, out].
         w = self.constant(f"{name}.weight", weight.T.astype(np.float32))
         b = self.constant(f"{name}.bias", bias.astype(np.float32))
         return self.op("Add", [self.op("MatMul", [x, w], name=f"{name}.matmul"), b])
 
-    def layer_norm(self, x: str, weights: Mapping[str, npt.NDArray[np.float32]], prefix: str,
-                   epsilon: float) -> str:
+    def layer_norm(
+        self, x: str, weights: Mapping[str, npt.NDArray[np.float32]], prefix: str, epsilon: float
+    ) -> str:
         scale = self.constant(f"{prefix}.weight", weights[f"{prefix}.weight"])
         bias = self.constant(f"{prefix}.bias", weights[f"{prefix}.bias"])
         return self.op("LayerNormalization", [x, scale, bias], axis=-1, epsilon=epsilon)
 
 
-def build_mpnet_graph(weights: Mapping[str, npt.NDArray[np.float32]],
-                      config: Mapping[str, object]) -> onnx.ModelProto:
+def build_mpnet_graph(
+    weights: Mapping[str, npt.NDArray[np.float32]], config: Mapping[str, object]
+) -> onnx.ModelProto:
     """The encoder for `weights` (tensor name -> array, as in model.safetensors) and
     `config` (config.json), with inputs input_ids and attention_mask [batch, sequence]."""
     hidden = int(str(config["hidden_size"]))
@@ -123,32 +126,51 @@ def build_mpnet_graph(weights: Mapping[str, npt.NDArray[np.float32]],
     positions = g.op("Range", [zero, seq_len, step])  # [seq]
 
     # Embeddings.
-    word = g.constant("embeddings.word_embeddings.weight",
-                      weights["embeddings.word_embeddings.weight"])
+    word = g.constant(
+        "embeddings.word_embeddings.weight", weights["embeddings.word_embeddings.weight"]
+    )
     position_table = g.constant(
         "embeddings.position_embeddings.weight",
         weights["embeddings.position_embeddings.weight"][padding_idx + 1 :],
     )
-    x = g.op("Add", [g.op("Gather", [word, "input_ids"], axis=0),
-                     g.op("Gather", [position_table, positions], axis=0)])
+    x = g.op(
+        "Add",
+        [
+            g.op("Gather", [word, "input_ids"], axis=0),
+            g.op("Gather", [position_table, positions], axis=0),
+        ],
+    )
     x = g.layer_norm(x, weights, "embeddings.LayerNorm", epsilon)
 
     # The padding mask, [batch, 1, 1, seq]: 0 where attended, a large negative where padded.
     mask = g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
     mask = g.op("Unsqueeze", [mask, g.constant("mask_axes", np.array([1, 2], np.int64))])
-    mask = g.op("Mul", [g.op("Sub", [g.constant("one_f", np.array(1.0, np.float32)), mask]),
-                        g.constant("masked", np.array(-1e9, np.float32))])
+    mask = g.op(
+        "Mul",
+        [
+            g.op("Sub", [g.constant("one_f", np.array(1.0, np.float32)), mask]),
+            g.constant("masked", np.array(-1e9, np.float32)),
+        ],
+    )
 
     # The relative position bias, [1, heads, seq, seq], shared by all layers.
-    table = g.constant("relative_offset_bias", offset_bias_table(
-        weights["encoder.relative_attention_bias.weight"]))
+    table = g.constant(
+        "relative_offset_bias", offset_bias_table(weights["encoder.relative_attention_bias.weight"])
+    )
     query_pos = g.op("Unsqueeze", [positions, g.constant("axis1", np.array([1], np.int64))])
     key_pos = g.op("Unsqueeze", [positions, g.constant("axis0", np.array([0], np.int64))])
-    offset = g.op("Add", [g.op("Sub", [key_pos, query_pos]),
-                          g.constant("offset_shift", np.array(MAX_POSITIONS - 1, np.int64))])
+    offset = g.op(
+        "Add",
+        [
+            g.op("Sub", [key_pos, query_pos]),
+            g.constant("offset_shift", np.array(MAX_POSITIONS - 1, np.int64)),
+        ],
+    )
     bias = g.op("Gather", [table, offset], axis=0)  # [seq, seq, heads]
-    bias = g.op("Unsqueeze", [g.op("Transpose", [bias], perm=[2, 0, 1]),
-                              g.constant("axis0b", np.array([0], np.int64))])
+    bias = g.op(
+        "Unsqueeze",
+        [g.op("Transpose", [bias], perm=[2, 0, 1]), g.constant("axis0b", np.array([0], np.int64))],
+    )
     attention_bias = g.op("Add", [bias, mask])  # [batch, heads, seq, seq]
 
     shapes = _Shapes(
@@ -169,14 +191,16 @@ def build_mpnet_graph(weights: Mapping[str, npt.NDArray[np.float32]],
     graph = helper.make_graph(
         g.nodes,
         "all-mpnet-base-v2",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, dynamic),
-         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, dynamic)],
-        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
-                                       [*dynamic, hidden])],
+        [
+            helper.make_tensor_value_info("input_ids", TensorProto.INT64, dynamic),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, dynamic),
+        ],
+        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*dynamic, hidden])],
         g.initializers,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="screvi-mcp")
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="screvi-mcp"
+    )
     model.ir_version = 8  # readable by every onnxruntime the `local` extra allows
     return model
 
@@ -195,8 +219,9 @@ class _Shapes:
     epsilon: float
 
 
-def _layer(g: _Builder, x: str, weights: Mapping[str, npt.NDArray[np.float32]], p: str,
-           c: _Shapes) -> str:
+def _layer(
+    g: _Builder, x: str, weights: Mapping[str, npt.NDArray[np.float32]], p: str, c: _Shapes
+) -> str:
     """One post-LayerNorm transformer layer (MPNetLayer)."""
 
     def w(name: str) -> npt.NDArray[np.float32]:
@@ -206,23 +231,39 @@ def _layer(g: _Builder, x: str, weights: Mapping[str, npt.NDArray[np.float32]], 
         return g.op("Transpose", [g.op("Reshape", [t, c.split_heads])], perm=[0, 2, 1, 3])
 
     q, k, v = (
-        heads_of(g.linear(x, w(f"attention.attn.{n}.weight"), w(f"attention.attn.{n}.bias"),
-                          f"{p}.attention.{n}"))
+        heads_of(
+            g.linear(
+                x,
+                w(f"attention.attn.{n}.weight"),
+                w(f"attention.attn.{n}.bias"),
+                f"{p}.attention.{n}",
+            )
+        )
         for n in "qkv"
     )
-    scores = g.op("Mul", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]),
-                          c.scale])
+    scores = g.op("Mul", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), c.scale])
     probabilities = g.op("Softmax", [g.op("Add", [scores, c.attention_bias])], axis=-1)
     context = g.op("Transpose", [g.op("MatMul", [probabilities, v])], perm=[0, 2, 1, 3])
     context = g.op("Reshape", [context, c.merge_heads])
-    attended = g.linear(context, w("attention.attn.o.weight"), w("attention.attn.o.bias"),
-                        f"{p}.attention.o")
+    attended = g.linear(
+        context, w("attention.attn.o.weight"), w("attention.attn.o.bias"), f"{p}.attention.o"
+    )
     x = g.layer_norm(g.op("Add", [attended, x]), weights, f"{p}.attention.LayerNorm", c.epsilon)
-    up = g.linear(x, w("intermediate.dense.weight"), w("intermediate.dense.bias"),
-                  f"{p}.{FEED_FORWARD_MARK}.up")
+    up = g.linear(
+        x,
+        w("intermediate.dense.weight"),
+        w("intermediate.dense.bias"),
+        f"{p}.{FEED_FORWARD_MARK}.up",
+    )
     # Exact (erf) GELU, the model's "gelu".
-    gelu = g.op("Mul", [g.op("Mul", [up, c.half]),
-                        g.op("Add", [g.op("Erf", [g.op("Div", [up, c.sqrt2])]), c.one])])
-    down = g.linear(gelu, w("output.dense.weight"), w("output.dense.bias"),
-                    f"{p}.{FEED_FORWARD_MARK}.down")
+    gelu = g.op(
+        "Mul",
+        [
+            g.op("Mul", [up, c.half]),
+            g.op("Add", [g.op("Erf", [g.op("Div", [up, c.sqrt2])]), c.one]),
+        ],
+    )
+    down = g.linear(
+        gelu, w("output.dense.weight"), w("output.dense.bias"), f"{p}.{FEED_FORWARD_MARK}.down"
+    )
     return g.layer_norm(g.op("Add", [down, x]), weights, f"{p}.output.LayerNorm", c.epsilon)

@@ -103,9 +103,7 @@ def _upsert_article(conn: sqlite3.Connection, article: Item, now: str, applied: 
         "published_date": wire_time(article.get("published_date")),
         "parse_state": str(article.get("parse_state") or "queued"),
     }
-    existing = conn.execute(
-        "SELECT * FROM articles WHERE source_id = ?", (article_id,)
-    ).fetchone()
+    existing = conn.execute("SELECT * FROM articles WHERE source_id = ?", (article_id,)).fetchone()
     if existing is None:
         columns = ["source_id", *values]
         conn.execute(
@@ -114,8 +112,10 @@ def _upsert_article(conn: sqlite3.Connection, article: Item, now: str, applied: 
         )
         applied.created += 1
     else:
-        differs = source is None or source["updated_at"] != updated_at or any(
-            existing[name] != value for name, value in values.items()
+        differs = (
+            source is None
+            or source["updated_at"] != updated_at
+            or any(existing[name] != value for name, value in values.items())
         )
         assignments = ", ".join(f"{name} = ?" for name in values)
         conn.execute(

@@ -15,6 +15,7 @@ from screvi_mcp.local.store.mirror.state import write_state_in
 
 Item = Mapping[str, Any]
 
+
 @dataclass
 class Applied:
     """What one call changed, for progress lines and the end summary."""
@@ -136,9 +137,7 @@ def set_links(
     """Make an item's tag set exactly `tag_ids`; True when it changed."""
     before = {
         row[0]
-        for row in conn.execute(
-            f"SELECT tag_id FROM {table} WHERE {owner_column} = ?", (owner_id,)
-        )
+        for row in conn.execute(f"SELECT tag_id FROM {table} WHERE {owner_column} = ?", (owner_id,))
     }
     wanted = set(tag_ids)
     if before == wanted:

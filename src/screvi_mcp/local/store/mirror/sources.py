@@ -72,15 +72,12 @@ def _upsert_source(conn: sqlite3.Connection, source: Item, now: str, applied: Ap
             # An article's updated_at is the server's, set from GET /articles (the version
             # its detail is fetched for); only other sources take the time of the change.
             is_article = (
-                conn.execute(
-                    "SELECT 1 FROM articles WHERE source_id = ?", (source_id,)
-                ).fetchone()
+                conn.execute("SELECT 1 FROM articles WHERE source_id = ?", (source_id,)).fetchone()
                 is not None
             )
             assignments = ", ".join(f"{name} = ?" for name in values)
             conn.execute(
-                f"UPDATE sources SET {assignments}, deleted_at = NULL, updated_at = ? "
-                "WHERE id = ?",
+                f"UPDATE sources SET {assignments}, deleted_at = NULL, updated_at = ? WHERE id = ?",
                 [*values.values(), row["updated_at"] if is_article else now, source_id],
             )
             applied.updated += 1

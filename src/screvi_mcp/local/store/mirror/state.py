@@ -10,15 +10,14 @@ from screvi_mcp.local.library import Library
 STATE_BASE_URL = "base_url"
 STATE_KEY_FINGERPRINT = "key_fingerprint"
 
+
 def read_state(conn: sqlite3.Connection) -> dict[str, str]:
     return {row[0]: row[1] for row in conn.execute("SELECT key, value FROM mirror_state")}
 
 
 def is_mirror(conn: sqlite3.Connection) -> bool:
     return (
-        conn.execute(
-            "SELECT 1 FROM mirror_state WHERE key = ?", (STATE_BASE_URL,)
-        ).fetchone()
+        conn.execute("SELECT 1 FROM mirror_state WHERE key = ?", (STATE_BASE_URL,)).fetchone()
         is not None
     )
 
