@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from distractors import distractor_paragraphs
 from labelled_set import (
     HALVES,
     KINDS,
@@ -77,12 +78,13 @@ class Report:
     half: str
     positive: dict[str, dict[str, KindScores]]  # method -> kind (and "all") -> scores
     negative_empty: dict[str, dict[str, float]]  # method -> negative kind (and "all") -> rate
+    highlights: int = len(PASSAGES)  # in the library searched (distractors included)
 
     def overall(self, method: str) -> KindScores:
         return self.positive[method]["all"]
 
     def render(self) -> str:
-        lines = [f"labelled set, {self.half} half: {len(PASSAGES)} highlights"]
+        lines = [f"labelled set, {self.half} half: {self.highlights} highlights in the library"]
         header = f"  {'kind':11s} {'n':>3s}  " + "  ".join(f"{m:>22s}" for m in METHODS)
         lines += [header, "  " + " " * 17 + "  ".join(f"{'top1  top3  MRR':>22s}" for _ in METHODS)]
         methods = [m for m in METHODS if m in self.positive]
@@ -102,10 +104,15 @@ class Report:
         return "\n".join(lines)
 
 
-class LabelledLibrary:
-    """A library on disk holding the whole labelled set, embedded, and its rankers."""
+# Keys of the unrelated highlights `--distractors` adds; no query lists them as relevant.
+DISTRACTOR_KEY = "~distractor-"
 
-    def __init__(self, library: Library) -> None:
+
+class LabelledLibrary:
+    """A library on disk holding the whole labelled set, embedded, and its rankers; with
+    `distractors`, also that many unrelated highlights (distractors.py)."""
+
+    def __init__(self, library: Library, distractors: list[str] | None = None) -> None:
         self.library = library
         rows = LibraryRows(library)
         source_ids = {s.key: rows.source(s.name, s.type, s.author) for s in SOURCES}
@@ -116,6 +123,9 @@ class LabelledLibrary:
             ]
         )
         self.key_of = {seq: p.key for seq, p in zip(seqs, PASSAGES, strict=True)}
+        if distractors:
+            extra = rows.highlights([(text, None, None, False, []) for text in distractors])
+            self.key_of.update({seq: f"{DISTRACTOR_KEY}{n}" for n, seq in enumerate(extra)})
         self.seq_of = {key: seq for seq, key in self.key_of.items()}
 
     def keyword(self, q: str) -> list[str]:
@@ -204,7 +214,7 @@ def evaluate(labelled: LabelledLibrary, half: str, methods: tuple[str, ...] = ME
             kind: _mean([empty[q] for q, k in negatives if k == kind]) for kind in NEGATIVE_KINDS
         }
         negative_empty[method]["all"] = _mean(list(empty.values()))
-    return Report(half, positive, negative_empty)
+    return Report(half, positive, negative_empty, len(labelled.key_of))
 
 
 def _mean(values: list[bool]) -> float:
@@ -212,15 +222,17 @@ def _mean(values: list[bool]) -> float:
 
 
 @contextmanager
-def labelled_library(directory: Path) -> Iterator[LabelledLibrary]:
-    """The labelled set in a fresh library under `directory`, embedded inline."""
+def labelled_library(directory: Path, distractors: int = 0) -> Iterator[LabelledLibrary]:
+    """The labelled set in a fresh library under `directory`, embedded inline; with
+    `distractors`, grown by that many unrelated highlights."""
     from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
 
     library = Library.open(directory / "labelled.sqlite")
     try:
         if attach_semantic_index(library, backfill="now") is None:
             raise RuntimeError("the 'local' extra is needed for the semantic side")
-        yield LabelledLibrary(library)
+        extra = distractor_paragraphs(distractors) if distractors else None
+        yield LabelledLibrary(library, extra)
         detach_semantic_index(library)
     finally:
         library.close()
@@ -412,13 +424,42 @@ def answered_negatives(labelled: LabelledLibrary, half: str) -> str:
     return "\n".join(lines)
 
 
+def distractors_in_top3(labelled: LabelledLibrary, half: str) -> str:
+    """Distractors that reach a positive query's top 3 in hybrid search: a doubtful label
+    (the distractor may answer it) or a ranking the bigger library broke."""
+    lines = [f"distractors in a positive query's hybrid top 3, {half} half:"]
+    for query in QUERIES_BY_HALF[half]:
+        top = labelled.hybrid(query.q)[:3]
+        for key in top:
+            if key.startswith(DISTRACTOR_KEY):
+                seq = labelled.seq_of[key]
+                row = labelled.library.connection().execute(
+                    "SELECT content FROM highlights WHERE seq = ?", (seq,)
+                )
+                lines.append(f"  [{query.kind}] {query.q!r} -> {row.fetchone()[0][:90]!r}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--half", choices=[*HALVES, "both"], default="heldout")
     parser.add_argument("--quick", action="store_true", help="no verify, no judge reports")
+    parser.add_argument(
+        "--distractors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add N unrelated highlights (distractors.py) to see how quality holds as the "
+        "library grows",
+    )
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        labelled_library(Path(tmp), args.distractors) as labelled,
+    ):
         for half in HALVES if args.half == "both" else (args.half,):
+            if args.distractors:
+                print(distractors_in_top3(labelled, half))
             if args.quick:
                 print(evaluate(labelled, half, METHODS[:-1]).render())
                 print(answered_negatives(labelled, half))
