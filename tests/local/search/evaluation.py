@@ -424,6 +424,42 @@ def answered_negatives(labelled: LabelledLibrary, half: str) -> str:
     return "\n".join(lines)
 
 
+PAGE = 20  # the tool's default page
+
+
+@dataclass(frozen=True)
+class FirstPage:
+    """What an agent reads beyond the first answer (top-3 and MRR see only the first
+    relevant hit), averaged over a half's queries: hybrid's first page at the defaults."""
+
+    queries: int
+    relevant_found: float  # share of all the query's relevant highlights on the page
+    results: float  # results on the page
+    unlabelled: float  # of them, results no label calls relevant
+
+
+def first_page(labelled: LabelledLibrary, half: str) -> FirstPage:
+    queries = QUERIES_BY_HALF[half]
+    recall, unlabelled, returned = [], [], []
+    for query in queries:
+        page = labelled.hybrid(query.q)[:PAGE]
+        found = set(page) & set(query.relevant)
+        recall.append(len(found) / len(query.relevant))
+        unlabelled.append(len(page) - len(found))
+        returned.append(len(page))
+    n = len(queries)
+    return FirstPage(n, sum(recall) / n, sum(returned) / n, sum(unlabelled) / n)
+
+
+def noise_report(labelled: LabelledLibrary, half: str) -> str:
+    page = first_page(labelled, half)
+    return (
+        f"hybrid's first page of {PAGE}, {half} half ({page.queries} queries): relevant"
+        f" highlights found {page.relevant_found:.3f}, results per query {page.results:.1f},"
+        f" of them not labelled relevant {page.unlabelled:.1f}"
+    )
+
+
 def distractors_in_top3(labelled: LabelledLibrary, half: str) -> str:
     """Distractors that reach a positive query's top 3 in hybrid search: a doubtful label
     (the distractor may answer it) or a ranking the bigger library broke."""
@@ -462,9 +498,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(distractors_in_top3(labelled, half))
             if args.quick:
                 print(evaluate(labelled, half, METHODS[:-1]).render())
+                print(noise_report(labelled, half))
                 print(answered_negatives(labelled, half))
                 continue
             print(evaluate(labelled, half).render())
+            print(noise_report(labelled, half))
             print(answered_negatives(labelled, half))
             print(judge_report(labelled, half))
             print(multilingual_judge_report(labelled, half))

@@ -10,7 +10,9 @@ nothing, and the setting chosen by the rule below. The chosen values are written
 
 With `SCREVI_ENGLISH_MODEL=mpnet` it fits the opt-in model instead (its own grid below,
 uncertain bands included; values go to `mpnet/calibration.py`). `--judge` fits the verify
-judge's weights on the attached model's token vectors, then verify's cut.
+judge's weights on the attached model's token vectors, then verify's cut. `--best-gap` fits
+`Calibration.best_gap` (how far below a query's best match its matches are kept) with the
+other values as they are.
 
 Rule: maximise top-3 + MRR + 2 x (share of negatives returning nothing). Returning nothing
 for a question the library cannot answer counts as much as finding a paraphrase. Among
@@ -123,6 +125,59 @@ def fit(
     return best[2], best[3], best[4]
 
 
+# Gaps below the best match tried for `Calibration.best_gap` (None: no cut).
+BEST_GAPS: list[float | None] = [None, 0.10, 0.15, 0.20, 0.25, 0.30]
+
+
+def page_measures(labelled: LabelledLibrary, queries: list[Any]) -> tuple[float, float]:
+    """Over hybrid's first page of 20: the share of all relevant highlights found
+    (averaged per query) and the mean number of results no label calls relevant."""
+    found, unlabelled = [], []
+    for q in queries:
+        page = labelled.hybrid(q.q)[:20]
+        hits = set(page) & set(q.relevant)
+        found.append(len(hits) / len(q.relevant))
+        unlabelled.append(len(page) - len(hits))
+    return sum(found) / len(found), sum(unlabelled) / len(unlabelled)
+
+
+def fit_best_gap(labelled: LabelledLibrary, half: str = "tuning") -> float | None:
+    """The smallest gap below the best match that costs nothing measured: the first page
+    finds as many relevant highlights as with no cut, and top-3, MRR and negatives are as
+    good. What it buys is fewer results no label calls relevant (printed)."""
+    index = semantic_index_for(labelled.library)
+    assert index is not None
+    original = index.calibration  # type: ignore[attr-defined]
+    queries, negatives = QUERIES_BY_HALF[half], NEGATIVES_BY_HALF[half]
+    rows = []
+    try:
+        for gap in BEST_GAPS:
+            index.calibration = dataclasses.replace(original, best_gap=gap)  # type: ignore[attr-defined]
+            s = score(labelled.hybrid, queries)
+            empty = sum(not labelled.hybrid(q) for q, _ in negatives) / len(negatives)
+            found, unlabelled = page_measures(labelled, queries)
+            objective = s.top3 + s.mrr + 2 * empty
+            print(
+                f"best gap {gap}: top-3 {s.top3:.3f} MRR {s.mrr:.3f} negatives empty"
+                f" {empty:.2f} objective {objective:.3f}; first page: relevant found"
+                f" {found:.3f}, not labelled relevant {unlabelled:.2f} per query"
+            )
+            rows.append((gap, objective, found))
+    finally:
+        index.calibration = original  # type: ignore[attr-defined]
+    _, objective_uncut, found_uncut = rows[0]
+    costless = [
+        gap
+        for gap, objective, found in rows[1:]
+        if gap is not None
+        and objective >= objective_uncut - 0.005
+        and found >= found_uncut - 0.0005
+    ]
+    chosen = min(costless) if costless else None
+    print(f"chosen best gap: {chosen}")
+    return chosen
+
+
 @contextlib.contextmanager
 def _memoised_sides(index: Any) -> Iterator[None]:
     """The keyword side, the named-source side and the judge do not depend on the
@@ -225,7 +280,9 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
         from screvi_mcp.local.search.mpnet import MPNET, english_model
 
-        if "--judge" in sys.argv:
+        if "--best-gap" in sys.argv:
+            fit_best_gap(labelled)
+        elif "--judge" in sys.argv:
             fit_judge(labelled)
             fit_verify_threshold(labelled)
         elif english_model() == MPNET:

@@ -64,13 +64,15 @@ class LibraryRows:
                     self._tag(conn, highlight_id, tag)
         if notify:
             self.library.notify_changed(seqs)
-            self.wait_until_embedded()
+            # A bound, not a timing check: thousands of rows (evaluation.py --distractors)
+            # on two loaded cores take minutes through both models.
+            self.wait_until_embedded(max(180.0, 0.2 * len(seqs)))
         return seqs
 
-    def wait_until_embedded(self) -> None:
+    def wait_until_embedded(self, timeout: float = 180.0) -> None:
         index = semantic_index_for(self.library)
         if index is not None:
-            assert index.wait_until_embedded(180), "the embedding queue did not drain"
+            assert index.wait_until_embedded(timeout), "the embedding queue did not drain"
 
     def _tag(self, conn: sqlite3.Connection, highlight_id: str, name: str) -> None:
         row = conn.execute("SELECT id FROM tags WHERE name_key = ?", (name.lower(),)).fetchone()

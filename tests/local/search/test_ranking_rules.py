@@ -214,6 +214,39 @@ def test_the_gate_is_what_empties_a_near_miss(
     assert seqs(semantic_library, q) != []  # the per-hit floor alone lets the roses in
 
 
+# --- a clear answer keeps only the matches near it --------------------------------------------
+
+
+def test_matches_far_below_a_clear_answer_are_dropped_unless_asked_for_less(
+    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from screvi_mcp.local.search.registry import semantic_index_for
+
+    answer = rows.highlight("Water tomatoes at the base in the morning; wet leaves invite blight.")
+    weaker = rows.highlight("Rain barrels save the tap water for the dry weeks of July.")
+    rows.highlight("Pay the minimum on every loan and the most on the dearest one.")
+    q = "when should I water my tomato plants"
+    index = semantic_index_for(semantic_library)
+    assert index is not None
+    calibration = index.calibration  # type: ignore[attr-defined]
+    cosines = {
+        m.seq: m.cosine
+        for m in index.semantic_ranking(
+            semantic_library.connection(), q, SearchQuery(q=q).filters(), 0.0, 5
+        )
+    }
+    # The premise: the weaker match (about 0.31 against 0.61) clears the per-hit floor and
+    # sits more than the gap below the answer, so only the gap can drop it.
+    assert cosines[weaker] >= calibration.min_cosine(SearchQuery(q=q).min_relevance)
+    assert cosines[answer] - cosines[weaker] > calibration.best_gap
+    assert seqs(semantic_library, q) == [answer]
+    assert weaker in seqs(semantic_library, q, min_relevance=0.5)  # asking for less
+    monkeypatch.setattr(index, "calibration", dataclasses.replace(calibration, best_gap=None))
+    assert seqs(semantic_library, q) == [answer, weaker]  # the per-hit floor alone keeps it
+
+
 # --- just below the gate, the judge decides ----------------------------------------------------
 
 _DISCIPLINE = (

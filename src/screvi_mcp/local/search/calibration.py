@@ -47,6 +47,10 @@ class Calibration:
     # Below the gate and at or above this best cosine, the verify judge decides whether the
     # query gets semantic hits (query_gate.py); None: the cosine gate alone decides.
     uncertain_from: float | None = None
+    # A match more than this (raw cosine) below the query's best match is dropped at the
+    # default min_relevance and above: once a query has a clear answer, its far weaker
+    # matches are noise, not paraphrases (docs/search.md, "Ranking"). None: no such cut.
+    best_gap: float | None = None
 
     def __post_init__(self) -> None:
         if len(self.raw) != len(self.calibrated) or len(self.raw) < 2:
@@ -79,6 +83,14 @@ class Calibration:
         """
         return min_relevance < DEFAULT_MIN_RELEVANCE or best_cosine >= self.gate
 
+    def near_best_floor(self, best_cosine: float, min_relevance: float) -> float | None:
+        """The raw cosine a match needs beside a best match of `best_cosine`, or None when
+        only the per-hit floor applies (no gap fitted, or a lowered `min_relevance`, which
+        asks for weaker matches as it does of the gate)."""
+        if self.best_gap is None or min_relevance < DEFAULT_MIN_RELEVANCE:
+            return None
+        return best_cosine - self.best_gap
+
     def in_uncertain_band(self, best_cosine: float, min_relevance: float) -> bool:
         """Whether a query that missed the gate is close enough to it for a second opinion."""
         return (
@@ -97,8 +109,11 @@ class Calibration:
 # below raw 0.40: no semantic hits, unless the judge vouches for one of its best matches when
 # the best is 0.28 or more) is what keeps negatives empty; the per-hit floor, raw 0.24 <->
 # similarity 0.72 (refitted on the grown tuning half on 2026-11-23; 0.20 before), lets a
-# query that passed the gate keep its weaker paraphrase matches. The verifier curve is the
-# old in-sample logistic fit on the raw cosine, used only by a model without a judge.
+# query that passed the gate keep its weaker paraphrase matches, down to 0.20 below its best
+# match (`best_gap`, fitted on 2026-11-25: the smallest gap that loses no relevant tuning
+# highlight from the first 20 results; it drops half the unrelated ones). The verifier
+# curve is the old in-sample logistic fit on the raw cosine, used only by a model without
+# a judge.
 MINILM = Calibration(
     raw=(0.0, 0.24, 0.80, 1.0),
     calibrated=(0.0, 0.72, 0.97, 1.0),
@@ -106,6 +121,7 @@ MINILM = Calibration(
     verifier_slope=25.0,
     gate=0.40,
     uncertain_from=0.28,
+    best_gap=0.20,
 )
 
 # A model we know nothing about: similarity is its raw cosine, the verifier a soft step at
@@ -120,8 +136,8 @@ def calibration_for_directory(directory: Path) -> Calibration:
     """A custom model's `calibration.json` if it ships one, otherwise the identity map.
 
     The file holds {"raw": [...], "calibrated": [...], "verifier_midpoint": x,
-    "verifier_slope": y, "gate": g, "uncertain_from": u}, the same fields as `Calibration`
-    ("gate" and "uncertain_from" optional).
+    "verifier_slope": y, "gate": g, "uncertain_from": u, "best_gap": d}, the same fields as
+    `Calibration` ("gate", "uncertain_from" and "best_gap" optional).
     """
     path = directory / CALIBRATION_FILE
     if not path.is_file():
@@ -142,4 +158,5 @@ def calibration_for_directory(directory: Path) -> Calibration:
         uncertain_from=(
             float(data["uncertain_from"]) if data.get("uncertain_from") is not None else None
         ),
+        best_gap=float(data["best_gap"]) if data.get("best_gap") is not None else None,
     )

@@ -145,12 +145,18 @@ def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     # Relevance is decided per query first: if even the best match is weak, the library
     # holds nothing about this query, and the per-hit floor alone would let noise through.
     # Just below the gate the cosine cannot tell, and the judge decides (query_gate.py).
-    if (
-        matches
-        and not index.passes_gate(matches[0].cosine, min_relevance)
-        and not judge_admits(index, library.connection(), text, matches, min_relevance)
+    if not matches:
+        return []
+    best = matches[0].cosine
+    if not index.passes_gate(best, min_relevance) and not judge_admits(
+        index, library.connection(), text, matches, min_relevance
     ):
         return []
+    # A query with a clear answer keeps only the matches near it: on the labelled set, what
+    # scores far below the best is almost never relevant (docs/search.md, "Ranking", rule 3).
+    floor = index.near_best_floor(best, min_relevance)
+    if floor is not None:
+        matches = [match for match in matches if match.cosine >= floor]
     return matches
 
 

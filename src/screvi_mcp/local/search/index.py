@@ -109,6 +109,9 @@ class SemanticIndex:
     def passes_gate(self, best_cosine: float, min_relevance: float) -> bool:
         return self.calibration.passes_gate(best_cosine, min_relevance)
 
+    def near_best_floor(self, best_cosine: float, min_relevance: float) -> float | None:
+        return self.calibration.near_best_floor(best_cosine, min_relevance)
+
     def gate_judge_threshold(self, best_cosine: float, min_relevance: float) -> float | None:
         """The judge probability a query below the gate needs (query_gate.py), or None."""
         if not self.calibration.in_uncertain_band(best_cosine, min_relevance):

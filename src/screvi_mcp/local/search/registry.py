@@ -24,6 +24,8 @@ class SemanticSide(Protocol):
 
     def gate_judge_threshold(self, best_cosine: float, min_relevance: float) -> float | None: ...
 
+    def near_best_floor(self, best_cosine: float, min_relevance: float) -> float | None: ...
+
     def semantic_ranking(
         self,
         conn: sqlite3.Connection,

@@ -44,7 +44,8 @@ async def search_highlights(
             description=f"minimum similarity of a semantic match, default {DEFAULT_MIN_RELEVANCE}"
             "; lower it (e.g. 0.5) when results are thin, raise it for precision. In the "
             "embedded library similarity is the embedding cosine on a calibrated 0-1 scale, "
-            "not a probability, and below the default no query-level relevance gate applies",
+            "not a probability; below the default, neither the query-level gate nor the cut "
+            "of matches far below the best one applies",
         ),
     ] = None,
     verify: Annotated[
