@@ -26,6 +26,10 @@ MPNET_CALIBRATION = Calibration(
     verifier_midpoint=0.37,
     verifier_slope=25.0,
     gate=0.48,
+    # No cut near the best match (fit_parameters.py --best-gap, 2026-11-25): above its floor
+    # mpnet leaves 1.3 unlabelled results per tuning query, and every gap tried, up to
+    # 0.30, dropped a relevant one.
+    best_gap=None,
 )
 # Tuning pairs (each query's 20 best candidates): AUC cosine 0.908, judge 0.943. The
 # cosine's own weight comes out negative beside max-sim, which carries the same signal
