@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from screvi_mcp.local.search.calibration import IDENTITY, calibration_for_directory
 
 
@@ -33,3 +35,9 @@ def test_the_optional_fields_default_to_no_gate_no_band_no_cut(tmp_path: Path) -
 
 def test_without_a_file_similarity_is_the_raw_cosine(tmp_path: Path) -> None:
     assert calibration_for_directory(tmp_path) is IDENTITY
+
+
+def test_a_negative_gap_is_refused_rather_than_emptying_every_search(tmp_path: Path) -> None:
+    _write(tmp_path, best_gap=-0.1)
+    with pytest.raises(ValueError, match="best_gap"):
+        calibration_for_directory(tmp_path)

@@ -217,3 +217,36 @@ def test_another_embedding_model_is_detected_and_reindexed(
         assert reindex(library) == 0  # nothing left to do: resumable and idempotent
     finally:
         detach_semantic_index(library)
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"raw": [0.0, 1.0]}', "calibrated"),
+        (
+            '{"raw": [0.0, 0.5, 1.0], "calibrated": [0.0, 0.72, 1.0], "verifier_midpoint": 0.4,'
+            ' "verifier_slope": 20, "best_gap": -0.1}',
+            "best_gap",
+        ),
+    ],
+)
+def test_a_broken_calibration_file_leaves_search_keyword_only_and_says_why(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    library: Library,
+    rows: LibraryRows,
+    text: str,
+    named: str,
+) -> None:
+    model = embedding_model(tmp_path / "custom", seed=3)
+    (model / "calibration.json").write_text(text, encoding="utf-8")
+    monkeypatch.setenv(embedder_module.MODEL_DIR_ENV, str(model))
+    monkeypatch.setattr("screvi_mcp.local.search.attach._warned", set(), raising=False)
+    with caplog.at_level("WARNING", logger="screvi_mcp.local.search"):
+        assert attach_semantic_index(library, backfill="now") is None
+    assert "calibration.json" in caplog.text and named in caplog.text
+    seq = rows.highlight("Still found by its words.")
+    hits, _ = search(library, SearchQuery(q="found words"))
+    assert [hit.seq for hit in hits] == [seq]

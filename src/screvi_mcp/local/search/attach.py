@@ -210,7 +210,11 @@ def detach_semantic_index(library: Library) -> None:
 
 def _build_index(library: Library) -> SemanticIndex:
     try:
-        from screvi_mcp.local.search.calibration import MINILM, calibration_for_directory
+        from screvi_mcp.local.search.calibration import (
+            MINILM,
+            CalibrationFileError,
+            calibration_for_directory,
+        )
         from screvi_mcp.local.search.embedder import (
             MODEL_DIR_ENV,
             EmbeddingModelError,
@@ -238,7 +242,15 @@ def _build_index(library: Library) -> SemanticIndex:
             f"be loaded ({type(exc).__name__}); fix or unset {MODEL_DIR_ENV}"
         ) from exc
     directory = os.environ.get(MODEL_DIR_ENV, "").strip()
-    calibration = calibration_for_directory(Path(directory).expanduser()) if directory else MINILM
+    try:
+        calibration = (
+            calibration_for_directory(Path(directory).expanduser()) if directory else MINILM
+        )
+    except CalibrationFileError as exc:
+        raise SemanticSearchUnavailable(
+            f"semantic search is off, search is keyword-only: {exc}; fix or remove the "
+            f"calibration.json beside the model in {MODEL_DIR_ENV}"
+        ) from exc
     judge = None
     if not directory and english_model() == MPNET:
         calibration, judge = MPNET_CALIBRATION, MPNET_JUDGE

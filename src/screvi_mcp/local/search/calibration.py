@@ -58,6 +58,9 @@ class Calibration:
         for values in (self.raw, self.calibrated):
             if any(b <= a for a, b in itertools.pairwise(values)):
                 raise ValueError("calibration anchors must be strictly increasing")
+        if self.best_gap is not None and not 0.0 <= self.best_gap <= 2.0:
+            # A negative gap would drop every match, the best one included.
+            raise ValueError("best_gap is a cosine distance: from 0 to 2")
 
     def similarity(self, cosine: float) -> float:
         return float(np.interp(cosine, self.raw, self.calibrated))
@@ -132,12 +135,17 @@ IDENTITY = Calibration(
 )
 
 
+class CalibrationFileError(ValueError):
+    """A custom model's calibration.json that cannot be read; the message names the file."""
+
+
 def calibration_for_directory(directory: Path) -> Calibration:
     """A custom model's `calibration.json` if it ships one, otherwise the identity map.
 
     The file holds {"raw": [...], "calibrated": [...], "verifier_midpoint": x,
     "verifier_slope": y, "gate": g, "uncertain_from": u, "best_gap": d}, the same fields as
-    `Calibration` ("gate", "uncertain_from" and "best_gap" optional).
+    `Calibration` ("gate", "uncertain_from" and "best_gap" optional). A file that is not
+    valid JSON, lacks a field or holds bad values raises `CalibrationFileError`.
     """
     path = directory / CALIBRATION_FILE
     if not path.is_file():
@@ -148,15 +156,23 @@ def calibration_for_directory(directory: Path) -> Calibration:
             directory,
         )
         return IDENTITY
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return Calibration(
-        raw=tuple(float(x) for x in data["raw"]),
-        calibrated=tuple(float(x) for x in data["calibrated"]),
-        verifier_midpoint=float(data["verifier_midpoint"]),
-        verifier_slope=float(data["verifier_slope"]),
-        gate=float(data.get("gate", -1.0)),
-        uncertain_from=(
-            float(data["uncertain_from"]) if data.get("uncertain_from") is not None else None
-        ),
-        best_gap=float(data["best_gap"]) if data.get("best_gap") is not None else None,
-    )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CalibrationFileError(f"{path} is not valid JSON ({exc})") from exc
+    try:
+        return Calibration(
+            raw=tuple(float(x) for x in data["raw"]),
+            calibrated=tuple(float(x) for x in data["calibrated"]),
+            verifier_midpoint=float(data["verifier_midpoint"]),
+            verifier_slope=float(data["verifier_slope"]),
+            gate=float(data.get("gate", -1.0)),
+            uncertain_from=(
+                float(data["uncertain_from"]) if data.get("uncertain_from") is not None else None
+            ),
+            best_gap=float(data["best_gap"]) if data.get("best_gap") is not None else None,
+        )
+    except KeyError as exc:
+        raise CalibrationFileError(f"{path} lacks the field {exc.args[0]!r}") from exc
+    except (TypeError, ValueError, AttributeError) as exc:  # a list, a string, bad anchors
+        raise CalibrationFileError(f"{path} is not a usable calibration: {exc}") from exc
