@@ -247,6 +247,31 @@ def test_matches_far_below_a_clear_answer_are_dropped_unless_asked_for_less(
     assert seqs(semantic_library, q) == [answer, weaker]  # the per-hit floor alone keeps it
 
 
+# --- a name the model has no word for is found by its letters, not its look-alikes ------------
+
+
+def test_a_name_the_model_cannot_read_keeps_only_what_the_keyword_side_found(
+    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.local.search.registry import semantic_index_for
+
+    named = rows.highlight(
+        "We moored at Vassbotten for the night and walked up to the old boathouse."
+    )
+    look_alike = rows.highlight("Een goede omelet begint met een hete pan en koude boter.")
+    rows.highlight("Water tomatoes at the base in the morning; wet leaves invite blight.")
+    index = semantic_index_for(semantic_library)
+    assert index is not None
+    assert index.is_unknown_name("Vassbotten") and index.is_unknown_name("Tarrow Bay")
+    # Names the model has a word for, and topics, are left to the usual rules.
+    assert not index.is_unknown_name("Lisbon")
+    assert not index.is_unknown_name("Vassbotten harbour")
+    assert seqs(semantic_library, "Vassbotten") == [named]
+    monkeypatch.setattr(index, "is_unknown_name", lambda text: False)
+    # The premise: without the rule MiniLM's spelling match brings the Dutch omelet along.
+    assert seqs(semantic_library, "Vassbotten") == [named, look_alike]
+
+
 # --- just below the gate, the judge decides ----------------------------------------------------
 
 _DISCIPLINE = (

@@ -86,6 +86,11 @@ class Embedder:
         result: Vectors = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return result
 
+    def word_pieces(self, word: str) -> int:
+        """How many word pieces the tokenizer cuts `word` into: more than one for a word the
+        model has no entry for (a rare name: "Vassbotten" is v-ass-bot-ten)."""
+        return len(self._tokenizer.encode(word, add_special_tokens=False).ids)
+
     def token_vectors(self, texts: list[str]) -> list[tuple[list[str], Vectors]]:
         """Each text's word-piece tokens and their L2-normalised contextual vectors, from the
         first window, without [CLS]/[SEP]: what the relevance judge compares token by token."""

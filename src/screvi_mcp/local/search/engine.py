@@ -100,6 +100,13 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
             keyword, named = keyword_side.result()
             if later_side is not None:
                 later = later_side.result()
+    if keyword and semantic and index is not None and index.is_unknown_name(text):
+        # "Vassbotten", "Skerryvore": a name the model has no word for is embedded by its
+        # spelling, and its semantic matches are look-alikes (French and Dutch highlights
+        # for a Norwegian place name). The keyword side found the name itself, so only
+        # semantic matches it also found are kept (docs/search.md, "Ranking", rule 3).
+        found = set(keyword)
+        semantic = [match for match in semantic if match.seq in found]
     fused = lead_with_source(
         reciprocal_rank_fusion(
             keyword, semantic, later=later, later_offset=multilingual.LATER_OFFSET

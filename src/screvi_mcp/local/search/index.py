@@ -27,6 +27,7 @@ from screvi_mcp.local.search.embedding_text import RECIPE
 from screvi_mcp.local.search.embedding_worker import EmbeddingWorker
 from screvi_mcp.local.search.filters import Filters, admitted_seqs
 from screvi_mcp.local.search.fusion import SemanticMatch
+from screvi_mcp.local.search.language import name_words
 from screvi_mcp.local.search.vector_tables import MINILM_TABLES, VectorTables
 from screvi_mcp.local.search.vectors import VectorMatrix
 from screvi_mcp.local.search.verifier import Verifier
@@ -111,6 +112,15 @@ class SemanticIndex:
 
     def near_best_floor(self, best_cosine: float, min_relevance: float) -> float | None:
         return self.calibration.near_best_floor(best_cosine, min_relevance)
+
+    def is_unknown_name(self, text: str) -> bool:
+        """Whether `text` is only capitalised names, one of which the model has no word for:
+        its embedding then matches the name's spelling, not a meaning (docs/search.md)."""
+        words = name_words(text)
+        # Only an `Embedder` lets its tokenizer be asked (the multilingual adapter does not;
+        # engine.py asks MiniLM's index alone).
+        pieces: Callable[[str], int] | None = getattr(self.embedder, "word_pieces", None)
+        return words is not None and pieces is not None and any(pieces(w) > 1 for w in words)
 
     def gate_judge_threshold(self, best_cosine: float, min_relevance: float) -> float | None:
         """The judge probability a query below the gate needs (query_gate.py), or None."""

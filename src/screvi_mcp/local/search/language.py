@@ -114,3 +114,12 @@ def _non_latin_share(letters: list[str]) -> float:
         if not name.startswith("LATIN"):
             other += 1
     return other / len(letters)
+
+
+def name_words(text: str) -> list[str] | None:
+    """The words of a query that is only capitalised names ("Vassbotten", "Tarrow Bay"),
+    or None when any word starts in lower case (a topic) or there is no word at all."""
+    words = [word for word in text.split() if word[:1].isalpha()]
+    if not words or not all(word[0].isupper() for word in words):
+        return None
+    return words

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.fusion import SemanticMatch
-from screvi_mcp.local.search.language import is_english
+from screvi_mcp.local.search.language import is_english, name_words
 
 if TYPE_CHECKING:
     from screvi_mcp.local.search.multilingual_index import MultilingualIndex
@@ -175,11 +175,6 @@ def verify(
     return verified
 
 
-def _names_only(text: str) -> bool:
-    words = [word for word in text.split() if word[:1].isalpha()]
-    return bool(words) and all(word[0].isupper() for word in words)
-
-
 def later_applies(library: Library, text: str) -> bool:
     """Whether an English query asks the multilingual model for non-English matches."""
     index = _INDEXES.get(library)
@@ -191,7 +186,7 @@ def later_applies(library: Library, text: str) -> bool:
     # "Vassbotten", "Tarrow Bay", "asyncio.gather": for a bare name or code identifier the
     # multilingual model matches spelling, not meaning (on the tuning half such queries put
     # German hiking notes 2.8 deviations above the mean); the keyword side finds them.
-    return not (_names_only(text) or _code_identifier(text))
+    return not (name_words(text) is not None or _code_identifier(text))
 
 
 def _code_identifier(text: str) -> bool:

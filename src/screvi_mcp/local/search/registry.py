@@ -26,6 +26,8 @@ class SemanticSide(Protocol):
 
     def near_best_floor(self, best_cosine: float, min_relevance: float) -> float | None: ...
 
+    def is_unknown_name(self, text: str) -> bool: ...
+
     def semantic_ranking(
         self,
         conn: sqlite3.Connection,
