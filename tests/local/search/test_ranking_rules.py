@@ -267,6 +267,13 @@ def test_a_name_the_model_cannot_read_keeps_only_what_the_keyword_side_found(
     assert not index.is_unknown_name("Lisbon")
     assert not index.is_unknown_name("Vassbotten harbour")
     assert seqs(semantic_library, "Vassbotten") == [named]
+    # A query the multilingual model ranks keeps its semantic matches: that model reads
+    # names in its languages, where MiniLM sees only word pieces.
+    from screvi_mcp.local.search.engine import reads_as_unknown_name
+
+    assert reads_as_unknown_name(index, "Vassbotten")
+    assert index.is_unknown_name("Москва")
+    assert not reads_as_unknown_name(index, "Москва")
     monkeypatch.setattr(index, "is_unknown_name", lambda text: False)
     # The premise: without the rule MiniLM's spelling match brings the Dutch omelet along.
     assert seqs(semantic_library, "Vassbotten") == [named, look_alike]

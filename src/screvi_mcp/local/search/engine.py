@@ -23,7 +23,7 @@ from screvi_mcp.local.search.fusion import (
 from screvi_mcp.local.search.keyword import keyword_ranking
 from screvi_mcp.local.search.named_sources import named_source
 from screvi_mcp.local.search.query_gate import judge_admits
-from screvi_mcp.local.search.registry import semantic_index_for
+from screvi_mcp.local.search.registry import SemanticSide, semantic_index_for
 
 log = logging.getLogger("screvi_mcp.local.search")
 
@@ -100,7 +100,7 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
             keyword, named = keyword_side.result()
             if later_side is not None:
                 later = later_side.result()
-    if keyword and semantic and index is not None and index.is_unknown_name(text):
+    if keyword and semantic and index is not None and reads_as_unknown_name(index, text):
         # "Vassbotten", "Skerryvore": a name the model has no word for is embedded by its
         # spelling, and its semantic matches are look-alikes (French and Dutch highlights
         # for a Norwegian place name). The keyword side found the name itself, so only
@@ -165,6 +165,13 @@ def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     if floor is not None:
         matches = [match for match in matches if match.cosine >= floor]
     return matches
+
+
+def reads_as_unknown_name(index: SemanticSide, text: str) -> bool:
+    """Whether MiniLM ranks `text` and reads it as a name it has no word for. A query the
+    multilingual model ranks ("Москва") is left alone: that model reads names in its
+    languages, where MiniLM sees only word pieces."""
+    return not multilingual.routes_to_multilingual(text) and index.is_unknown_name(text)
 
 
 def multilingual_later(library: Library, query: SearchQuery) -> list[SemanticMatch]:
