@@ -93,3 +93,21 @@ async def test_switched_off_the_same_read_goes_through_a_worker_thread(api: Api)
         http.NO_WAIT_READS = True
     assert answer.status_code == 200
     assert answer.json()["data"]["content"] == "through a thread"
+
+
+async def test_a_read_while_the_no_wait_connection_is_lent_goes_through_a_worker_thread(
+    api: Api,
+) -> None:
+    created = await api.highlight("the lent connection")
+    path = f"/highlights/{created['id']}"
+    assert (await api.get(path)).status_code == 200  # prepares the no-wait connection
+    # Another read holds the one no-wait connection (its lock is not re-entrant): this
+    # request must not wait for it, nor share it, but answer from a worker thread.
+    with api.library.reads_without_waiting() as lent:
+        assert lent
+        with anyio.fail_after(WAIT_SECONDS):
+            answer = await api.get(path)
+        with api.library.reads_without_waiting() as again:
+            assert not again  # still held here: the request above did not get it
+    assert answer.status_code == 200
+    assert answer.json()["data"]["content"] == "the lent connection"
