@@ -263,9 +263,13 @@ def test_a_name_the_model_cannot_read_keeps_only_what_the_keyword_side_found(
     index = semantic_index_for(semantic_library)
     assert index is not None
     assert index.is_unknown_name("Vassbotten") and index.is_unknown_name("Tarrow Bay")
-    # Names the model has a word for, and topics, are left to the usual rules.
+    # Names the model has a word for, and topics, are left to the usual rules: a word in
+    # lower case, a Title Case sentence, a hyphen between known words.
     assert not index.is_unknown_name("Lisbon")
     assert not index.is_unknown_name("Vassbotten harbour")
+    assert not index.is_unknown_name("Harbours Of Vassbotten")  # a function word: a topic
+    assert not index.is_unknown_name("Where Vassbotten Boats Moor Overnight")  # too long
+    assert not index.is_unknown_name("Self-Control")
     assert seqs(semantic_library, "Vassbotten") == [named]
     # A query the multilingual model ranks keeps its semantic matches: that model reads
     # names in its languages, where MiniLM sees only word pieces.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ MAX_WINDOWS = 16
 # fixed batches of 32 on these 2-core machines (DESIGN.md); the vectors are the same.
 BATCH_TOKENS = 256
 BATCH_SIZE = 16
+_LETTER_RUNS = re.compile(r"[^\W\d_]+")
 
 Vectors = npt.NDArray[np.float32]
 
@@ -90,6 +92,11 @@ class Embedder:
         """How many word pieces the tokenizer cuts `word` into: more than one for a word the
         model has no entry for (a rare name: "Vassbotten" is v-ass-bot-ten)."""
         return len(self._tokenizer.encode(word, add_special_tokens=False).ids)
+
+    def knows_word(self, word: str) -> bool:
+        """Whether the model has an entry for each run of letters in `word` ("Self-Control"
+        is two known words and a hyphen; "Vassbotten" is not known)."""
+        return all(self.word_pieces(part) == 1 for part in _LETTER_RUNS.findall(word))
 
     def token_vectors(self, texts: list[str]) -> list[tuple[list[str], Vectors]]:
         """Each text's word-piece tokens and their L2-normalised contextual vectors, from the

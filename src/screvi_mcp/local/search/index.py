@@ -119,8 +119,8 @@ class SemanticIndex:
         words = name_words(text)
         # Only an `Embedder` lets its tokenizer be asked (the multilingual adapter does not;
         # engine.py asks MiniLM's index alone).
-        pieces: Callable[[str], int] | None = getattr(self.embedder, "word_pieces", None)
-        return words is not None and pieces is not None and any(pieces(w) > 1 for w in words)
+        knows: Callable[[str], bool] | None = getattr(self.embedder, "knows_word", None)
+        return words is not None and knows is not None and not all(knows(w) for w in words)
 
     def gate_judge_threshold(self, best_cosine: float, min_relevance: float) -> float | None:
         """The judge probability a query below the gate needs (query_gate.py), or None."""

@@ -116,10 +116,18 @@ def _non_latin_share(letters: list[str]) -> float:
     return other / len(letters)
 
 
+# A name is short: "Vassbotten", "Tarrow Bay", "Marcus Aurelius". A longer all-capitalised
+# query is a Title Case sentence ("Crop Rotation For Tomatoes"), a topic.
+NAME_MAX_WORDS = 3
+
+
 def name_words(text: str) -> list[str] | None:
-    """The words of a query that is only capitalised names ("Vassbotten", "Tarrow Bay"),
-    or None when any word starts in lower case (a topic) or there is no word at all."""
+    """The words of a query that is only a name ("Vassbotten", "Tarrow Bay"): at most
+    NAME_MAX_WORDS words, each capitalised, none a function word. None otherwise: a word
+    in lower case or a stopword makes it a topic, typed in Title Case or not."""
     words = [word for word in text.split() if word[:1].isalpha()]
-    if not words or not all(word[0].isupper() for word in words):
+    if not words or len(words) > NAME_MAX_WORDS:
+        return None
+    if not all(word[0].isupper() and word.lower() not in STOPWORDS for word in words):
         return None
     return words
