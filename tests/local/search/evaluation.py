@@ -22,6 +22,7 @@ Run it on either half of the split (labelled_set.py says how the split was made)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import sys
 import tempfile
@@ -197,9 +198,19 @@ def score(ranker: Ranker, queries: list[LabelledQuery]) -> KindScores:
     return KindScores(len(queries), top1 / n, top3 / n, reciprocal / n)
 
 
-def evaluate(labelled: LabelledLibrary, half: str, methods: tuple[str, ...] = METHODS) -> Report:
+def evaluate(
+    labelled: LabelledLibrary,
+    half: str,
+    methods: tuple[str, ...] = METHODS,
+    retype: Callable[[str], str] | None = None,
+) -> Report:
+    """`retype`: every query (negatives too) as a user might type it instead, for example
+    `str.title` (a variant nothing was fitted on)."""
     queries = QUERIES_BY_HALF[half]
     negatives = NEGATIVES_BY_HALF[half]
+    if retype is not None:
+        queries = [dataclasses.replace(q, q=retype(q.q)) for q in queries]
+        negatives = [(retype(text), kind) for text, kind in negatives]
     positive: dict[str, dict[str, KindScores]] = {}
     negative_empty: dict[str, dict[str, float]] = {}
     for method, (ranker, gated) in labelled.rankers().items():
@@ -488,7 +499,18 @@ def main(argv: list[str] | None = None) -> int:
         help="add N unrelated highlights (distractors.py) to see how quality holds as the "
         "library grows",
     )
+    parser.add_argument(
+        "--title-case",
+        action="store_true",
+        help="type every query In Title Case (hybrid only): how the rules hold on a variant",
+    )
     args = parser.parse_args(argv)
+    if args.title_case:
+        with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
+            for half in HALVES if args.half == "both" else (args.half,):
+                print("typed In Title Case:")
+                print(evaluate(labelled, half, ("hybrid",), retype=str.title).render())
+        return 0
     with (
         tempfile.TemporaryDirectory() as tmp,
         labelled_library(Path(tmp), args.distractors) as labelled,
