@@ -32,7 +32,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evaluation import LabelledLibrary, auc, judged_pairs, labelled_library, score
+from evaluation import (
+    LabelledLibrary,
+    auc,
+    first_page,
+    judged_pairs,
+    labelled_library,
+    score,
+)
 from labelled_set import NEGATIVES_BY_HALF, QUERIES_BY_HALF
 
 from screvi_mcp.local.search.calibration import MINILM, Calibration
@@ -129,18 +136,6 @@ def fit(
 BEST_GAPS: list[float | None] = [None, 0.10, 0.15, 0.20, 0.25, 0.30]
 
 
-def page_measures(labelled: LabelledLibrary, queries: list[Any]) -> tuple[float, float]:
-    """Over hybrid's first page of 20: the share of all relevant highlights found
-    (averaged per query) and the mean number of results no label calls relevant."""
-    found, unlabelled = [], []
-    for q in queries:
-        page = labelled.hybrid(q.q)[:20]
-        hits = set(page) & set(q.relevant)
-        found.append(len(hits) / len(q.relevant))
-        unlabelled.append(len(page) - len(hits))
-    return sum(found) / len(found), sum(unlabelled) / len(unlabelled)
-
-
 def fit_best_gap(labelled: LabelledLibrary, half: str = "tuning") -> float | None:
     """The smallest gap below the best match that costs nothing measured: the first page
     finds as many relevant highlights as with no cut, and top-3, MRR and negatives are as
@@ -155,7 +150,8 @@ def fit_best_gap(labelled: LabelledLibrary, half: str = "tuning") -> float | Non
             index.calibration = dataclasses.replace(original, best_gap=gap)  # type: ignore[attr-defined]
             s = score(labelled.hybrid, queries)
             empty = sum(not labelled.hybrid(q) for q, _ in negatives) / len(negatives)
-            found, unlabelled = page_measures(labelled, queries)
+            page = first_page(labelled, half)
+            found, unlabelled = page.relevant_found, page.unlabelled
             objective = s.top3 + s.mrr + 2 * empty
             print(
                 f"best gap {gap}: top-3 {s.top3:.3f} MRR {s.mrr:.3f} negatives empty"

@@ -84,13 +84,13 @@ class Calibration:
         default (the tool suggests 0.5 when results are thin) is asking for weaker matches,
         so it lifts the gate and leaves only the per-hit floor.
         """
-        return min_relevance < DEFAULT_MIN_RELEVANCE or best_cosine >= self.gate
+        return not _strict(min_relevance) or best_cosine >= self.gate
 
     def near_best_floor(self, best_cosine: float, min_relevance: float) -> float | None:
         """The raw cosine a match needs beside a best match of `best_cosine`, or None when
         only the per-hit floor applies (no gap fitted, or a lowered `min_relevance`, which
         asks for weaker matches as it does of the gate)."""
-        if self.best_gap is None or min_relevance < DEFAULT_MIN_RELEVANCE:
+        if self.best_gap is None or not _strict(min_relevance):
             return None
         return best_cosine - self.best_gap
 
@@ -98,13 +98,19 @@ class Calibration:
         """Whether a query that missed the gate is close enough to it for a second opinion."""
         return (
             self.uncertain_from is not None
-            and min_relevance >= DEFAULT_MIN_RELEVANCE
+            and _strict(min_relevance)
             and self.uncertain_from <= best_cosine < self.gate
         )
 
     def probability(self, cosine: float) -> float:
         """The default verifier's probability that a match is about the query."""
         return 1.0 / (1.0 + math.exp(-self.verifier_slope * (cosine - self.verifier_midpoint)))
+
+
+def _strict(min_relevance: float) -> bool:
+    """Whether the query-level rules (gate, uncertain band, near-best cut) hold: at the
+    default `min_relevance` and above. Asking for less asks for weaker matches."""
+    return min_relevance >= DEFAULT_MIN_RELEVANCE
 
 
 # all-MiniLM-L6-v2 (int8), fitted on the TUNING half of the labelled set in tests/local/search

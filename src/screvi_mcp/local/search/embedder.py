@@ -88,15 +88,15 @@ class Embedder:
         result: Vectors = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return result
 
-    def word_pieces(self, word: str) -> int:
-        """How many word pieces the tokenizer cuts `word` into: more than one for a word the
-        model has no entry for (a rare name: "Vassbotten" is v-ass-bot-ten)."""
-        return len(self._tokenizer.encode(word, add_special_tokens=False).ids)
-
     def knows_word(self, word: str) -> bool:
-        """Whether the model has an entry for each run of letters in `word` ("Self-Control"
-        is two known words and a hyphen; "Vassbotten" is not known)."""
-        return all(self.word_pieces(part) == 1 for part in _LETTER_RUNS.findall(word))
+        """Whether the tokenizer has an entry for each run of letters in `word`, rather than
+        cutting it into word pieces ("Self-Control" is two known words and a hyphen;
+        "Vassbotten", v-ass-bot-ten, is not known)."""
+        encode = self._tokenizer.encode
+        return all(
+            len(encode(part, add_special_tokens=False).ids) == 1
+            for part in _LETTER_RUNS.findall(word)
+        )
 
     def token_vectors(self, texts: list[str]) -> list[tuple[list[str], Vectors]]:
         """Each text's word-piece tokens and their L2-normalised contextual vectors, from the

@@ -171,7 +171,8 @@ def reads_as_unknown_name(index: SemanticSide, text: str) -> bool:
     """Whether MiniLM ranks `text` and reads it as a name it has no word for. A query the
     multilingual model ranks ("Москва") is left alone: that model reads names in its
     languages, where MiniLM sees only word pieces."""
-    return not multilingual.routes_to_multilingual(text) and index.is_unknown_name(text)
+    # is_unknown_name first: it is a split of the text for all but names-only queries.
+    return index.is_unknown_name(text) and not multilingual.routes_to_multilingual(text)
 
 
 def multilingual_later(library: Library, query: SearchQuery) -> list[SemanticMatch]:
