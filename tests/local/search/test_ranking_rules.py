@@ -341,3 +341,39 @@ def test_the_judge_in_the_band_still_empties_a_near_miss(
     assert seqs(semantic_library, q) == []
     # The best cosine was in the band, so the judge read the best few and found none relevant.
     assert judged and max(judged) < index.verifier.gate_threshold  # type: ignore[attr-defined]
+
+
+# --- capitals on every word say nothing ------------------------------------------------------
+
+
+def test_title_case_and_capitals_are_searched_in_lower_case_but_names_keep_theirs() -> None:
+    from screvi_mcp.local.search.language import case_normalised
+
+    assert case_normalised("How Do I Keep Bread Fresh") == "how do i keep bread fresh"
+    assert case_normalised("HOW DO I KEEP BREAD FRESH") == "how do i keep bread fresh"
+    assert case_normalised("Comment Éviter Les Blessures") == "comment éviter les blessures"
+    # Running text, a lone word and a name keep their capitals: there they mean something.
+    for kept in ("what does Emerson say about conformity", "Lisbon", "Tarrow Bay", "NASA"):
+        assert case_normalised(kept) == kept
+
+
+def test_a_query_in_title_case_finds_what_it_finds_in_lower_case(
+    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.local.search import engine
+
+    baking = rows.source("Bread Notes", "podcast", "Ruben Aldecoa")
+    rows.highlight("Feed the starter twice a day and keep it somewhere warm.", baking)
+    rows.highlight("A long cold proof in the fridge gives the loaf a deeper flavour.", baking)
+    linen = rows.highlight(
+        "Wrap the loaf in a linen cloth and keep bread fresh for days without a freezer."
+    )
+    rows.highlight("Tomatoes keep their flavour best out of the fridge.")
+    lower = seqs(semantic_library, "how do i keep bread fresh")
+    assert lower[0] == linen
+    assert seqs(semantic_library, "How Do I Keep Bread Fresh") == lower
+    assert seqs(semantic_library, "HOW DO I KEEP BREAD FRESH") == lower
+    # Without the rule the capital on "Bread" reads as the title of "Bread Notes", whose
+    # starter and proofing highlights then lead.
+    monkeypatch.setattr(engine, "case_normalised", lambda text: text)
+    assert seqs(semantic_library, "How Do I Keep Bread Fresh")[0] != linen

@@ -21,6 +21,7 @@ from screvi_mcp.local.search.fusion import (
     reciprocal_rank_fusion,
 )
 from screvi_mcp.local.search.keyword import keyword_ranking
+from screvi_mcp.local.search.language import case_normalised
 from screvi_mcp.local.search.named_sources import named_source
 from screvi_mcp.local.search.query_gate import judge_admits
 from screvi_mcp.local.search.registry import SemanticSide, semantic_index_for
@@ -67,6 +68,7 @@ class SearchHit:
 
 def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
     """The requested page of fused hits and the total number of hits."""
+    query = _with_meaningful_case(query)
     conn = library.connection()
     filters = query.filters()
     text = query.q.strip()
@@ -131,6 +133,7 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
 
 def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     """The semantic matches search fuses for `query`, best first (empty without an index)."""
+    query = _with_meaningful_case(query)
     index = semantic_index_for(library)
     text = query.q.strip()
     if index is None:
@@ -165,6 +168,13 @@ def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     if floor is not None:
         matches = [match for match in matches if match.cosine >= floor]
     return matches
+
+
+def _with_meaningful_case(query: SearchQuery) -> SearchQuery:
+    """`query` with a Title Case or all-capitals text in lower case (language.py says why:
+    capitals on every word say nothing, and the rules that read capitals misread them)."""
+    text = case_normalised(query.q)
+    return query if text == query.q else dataclasses.replace(query, q=text)
 
 
 def reads_as_unknown_name(index: SemanticSide, text: str) -> bool:

@@ -131,3 +131,23 @@ def name_words(text: str) -> list[str] | None:
     if not all(word[0].isupper() and word.lower() not in STOPWORDS for word in words):
         return None
     return words
+
+
+def case_normalised(text: str) -> str:
+    """`text` in lower case when its capitals say nothing, else `text` unchanged.
+
+    Capitals carry meaning in running text: they mark names (named_sources.py), keep "La"
+    in "La Rochefoucauld" from reading as French, and tell the cased multilingual model
+    what a word is. A query typed In Title Case or IN CAPITALS capitalises every word,
+    names and topic words alike, so those rules misread it: a capitalised title word reads
+    as a named source, and the multilingual model embeds "Comment Éviter Les Blessures"
+    unlike the lower-case highlights it should find. Such a query is searched in lower
+    case. A query that is only a name ("Tarrow Bay", "NASA": `name_words`) keeps its
+    capitals; they are what says it is a name.
+    """
+    words = _WORD.findall(text)
+    if len(words) < 2 or not all(word[0].isupper() for word in words):
+        return text
+    if name_words(text) is not None:
+        return text
+    return text.lower()
