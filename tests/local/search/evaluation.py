@@ -17,6 +17,10 @@ first 50 results). For negatives: the share of queries that return nothing.
 Run it on either half of the split (labelled_set.py says how the split was made):
 
     .venv/bin/python tests/local/search/evaluation.py --half heldout
+
+or on the blind set, in a library of its own, that nothing was fitted on (fresh_set.py):
+
+    .venv/bin/python tests/local/search/evaluation.py --set fresh
 """
 
 from __future__ import annotations
@@ -36,12 +40,10 @@ from distractors import distractor_paragraphs
 from labelled_set import (
     HALVES,
     KINDS,
+    MAIN,
     NEGATIVE_KINDS,
-    NEGATIVES_BY_HALF,
-    PASSAGES,
-    QUERIES_BY_HALF,
-    SOURCES,
     LabelledQuery,
+    LabelledSet,
 )
 from search_rows import LibraryRows
 
@@ -79,13 +81,14 @@ class Report:
     half: str
     positive: dict[str, dict[str, KindScores]]  # method -> kind (and "all") -> scores
     negative_empty: dict[str, dict[str, float]]  # method -> negative kind (and "all") -> rate
-    highlights: int = len(PASSAGES)  # in the library searched (distractors included)
+    highlights: int  # in the library searched (distractors included)
+    set_name: str = MAIN.name
 
     def overall(self, method: str) -> KindScores:
         return self.positive[method]["all"]
 
     def render(self) -> str:
-        lines = [f"labelled set, {self.half} half: {self.highlights} highlights in the library"]
+        lines = [f"{self.set_name}, {self.half} half: {self.highlights} highlights in the library"]
         header = f"  {'kind':11s} {'n':>3s}  " + "  ".join(f"{m:>22s}" for m in METHODS)
         lines += [header, "  " + " " * 17 + "  ".join(f"{'top1  top3  MRR':>22s}" for _ in METHODS)]
         methods = [m for m in METHODS if m in self.positive]
@@ -110,20 +113,28 @@ DISTRACTOR_KEY = "~distractor-"
 
 
 class LabelledLibrary:
-    """A library on disk holding the whole labelled set, embedded, and its rankers; with
-    `distractors`, also that many unrelated highlights (distractors.py)."""
+    """A library on disk holding a whole labelled set (the main one unless told), embedded,
+    and its rankers; with `distractors`, also that many unrelated highlights
+    (distractors.py)."""
 
-    def __init__(self, library: Library, distractors: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        library: Library,
+        distractors: list[str] | None = None,
+        labelled_set: LabelledSet = MAIN,
+    ) -> None:
         self.library = library
+        self.set = labelled_set
         rows = LibraryRows(library)
-        source_ids = {s.key: rows.source(s.name, s.type, s.author) for s in SOURCES}
+        source_ids = {s.key: rows.source(s.name, s.type, s.author) for s in labelled_set.sources}
+        passages = labelled_set.passages
         seqs = rows.highlights(
             [
                 (p.content, source_ids[p.source] if p.source else None, p.note, False, list(p.tags))
-                for p in PASSAGES
+                for p in passages
             ]
         )
-        self.key_of = {seq: p.key for seq, p in zip(seqs, PASSAGES, strict=True)}
+        self.key_of = {seq: p.key for seq, p in zip(seqs, passages, strict=True)}
         if distractors:
             extra = rows.highlights([(text, None, None, False, []) for text in distractors])
             self.key_of.update({seq: f"{DISTRACTOR_KEY}{n}" for n, seq in enumerate(extra)})
@@ -206,8 +217,8 @@ def evaluate(
 ) -> Report:
     """`retype`: every query (negatives too) as a user might type it instead, for example
     `str.title` (a variant nothing was fitted on)."""
-    queries = QUERIES_BY_HALF[half]
-    negatives = NEGATIVES_BY_HALF[half]
+    queries = labelled.set.queries_by_half[half]
+    negatives = labelled.set.negatives_by_half[half]
     if retype is not None:
         queries = [dataclasses.replace(q, q=retype(q.q)) for q in queries]
         negatives = [(retype(text), kind) for text, kind in negatives]
@@ -225,7 +236,7 @@ def evaluate(
             kind: _mean([empty[q] for q, k in negatives if k == kind]) for kind in NEGATIVE_KINDS
         }
         negative_empty[method]["all"] = _mean(list(empty.values()))
-    return Report(half, positive, negative_empty, len(labelled.key_of))
+    return Report(half, positive, negative_empty, len(labelled.key_of), labelled.set.name)
 
 
 def _mean(values: list[bool]) -> float:
@@ -233,9 +244,11 @@ def _mean(values: list[bool]) -> float:
 
 
 @contextmanager
-def labelled_library(directory: Path, distractors: int = 0) -> Iterator[LabelledLibrary]:
-    """The labelled set in a fresh library under `directory`, embedded inline; with
-    `distractors`, grown by that many unrelated highlights."""
+def labelled_library(
+    directory: Path, distractors: int = 0, labelled_set: LabelledSet = MAIN
+) -> Iterator[LabelledLibrary]:
+    """A labelled set (the main one unless told) in a fresh library under `directory`,
+    embedded inline; with `distractors`, grown by that many unrelated highlights."""
     from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
 
     library = Library.open(directory / "labelled.sqlite")
@@ -243,7 +256,7 @@ def labelled_library(directory: Path, distractors: int = 0) -> Iterator[Labelled
         if attach_semantic_index(library, backfill="now") is None:
             raise RuntimeError("the 'local' extra is needed for the semantic side")
         extra = distractor_paragraphs(distractors) if distractors else None
-        yield LabelledLibrary(library, extra)
+        yield LabelledLibrary(library, extra, labelled_set)
         detach_semantic_index(library)
     finally:
         library.close()
@@ -270,11 +283,11 @@ def judged_pairs(labelled: LabelledLibrary, half: str, per_query: int = PAIRS_PE
     index = semantic_index_for(labelled.library)
     assert index is not None
     judge = JudgeVerifier(index.embedder)  # type: ignore[attr-defined]
-    passages = {p.key: embedding_text(p.content, p.note) for p in PASSAGES}
+    passages = {p.key: embedding_text(p.content, p.note) for p in labelled.set.passages}
     conn = labelled.library.connection()
     rows, labels = [], []
-    questions = [(q.q, set(q.relevant)) for q in QUERIES_BY_HALF[half]]
-    questions += [(q, set()) for q, _ in NEGATIVES_BY_HALF[half]]
+    questions = [(q.q, set(q.relevant)) for q in labelled.set.queries_by_half[half]]
+    questions += [(q, set()) for q, _ in labelled.set.negatives_by_half[half]]
     for text, relevant in questions:
         matches = index.semantic_ranking(conn, text, Filters(), 0.0, per_query)
         keys = [labelled.key_of[m.seq] for m in matches]
@@ -329,8 +342,8 @@ def multilingual_pairs(labelled: LabelledLibrary, half: str) -> tuple[Any, Any]:
     judge = index.verifier
     conn = labelled.library.connection()
     rows, labels = [], []
-    questions = [(q.q, set(q.relevant)) for q in QUERIES_BY_HALF[half]]
-    questions += [(q, set()) for q, _ in NEGATIVES_BY_HALF[half]]
+    questions = [(q.q, set(q.relevant)) for q in labelled.set.queries_by_half[half]]
+    questions += [(q, set()) for q, _ in labelled.set.negatives_by_half[half]]
     for text, relevant in questions:
         english = is_english(text)
         if english and not multilingual.later_applies(labelled.library, text):
@@ -380,8 +393,8 @@ def verified_hits(labelled: LabelledLibrary, half: str) -> dict[str, list[tuple[
         return verified
 
     rows: dict[str, list[tuple[float, bool]]] = {"english": [], "multilingual": []}
-    questions = [(q.q, set(q.relevant)) for q in QUERIES_BY_HALF[half]]
-    questions += [(q, set()) for q, _ in NEGATIVES_BY_HALF[half]]
+    questions = [(q.q, set(q.relevant)) for q in labelled.set.queries_by_half[half]]
+    questions += [(q, set()) for q, _ in labelled.set.negatives_by_half[half]]
     index.verify = recording_verify  # type: ignore[method-assign]
     try:
         for text, relevant in questions:
@@ -424,7 +437,7 @@ def verified_hits_reliability(labelled: LabelledLibrary, half: str) -> str:
 def answered_negatives(labelled: LabelledLibrary, half: str) -> str:
     """Which negatives return something with default parameters, and from which side."""
     lines = [f"negatives that return something, {half} half:"]
-    for text, kind in NEGATIVES_BY_HALF[half]:
+    for text, kind in labelled.set.negatives_by_half[half]:
         hits, total = search(labelled.library, SearchQuery(q=text, per_page=3))
         if hits:
             first = hits[0]
@@ -450,7 +463,7 @@ class FirstPage:
 
 
 def first_page(labelled: LabelledLibrary, half: str) -> FirstPage:
-    queries = QUERIES_BY_HALF[half]
+    queries = labelled.set.queries_by_half[half]
     recall, unlabelled, returned = [], [], []
     for query in queries:
         page = labelled.hybrid(query.q)[:PAGE]
@@ -475,7 +488,7 @@ def distractors_in_top3(labelled: LabelledLibrary, half: str) -> str:
     """Distractors that reach a positive query's top 3 in hybrid search: a doubtful label
     (the distractor may answer it) or a ranking the bigger library broke."""
     lines = [f"distractors in a positive query's hybrid top 3, {half} half:"]
-    for query in QUERIES_BY_HALF[half]:
+    for query in labelled.set.queries_by_half[half]:
         top = labelled.hybrid(query.q)[:3]
         for key in top:
             if key.startswith(DISTRACTOR_KEY):
@@ -485,6 +498,29 @@ def distractors_in_top3(labelled: LabelledLibrary, half: str) -> str:
                 )
                 lines.append(f"  [{query.kind}] {query.q!r} -> {row.fetchone()[0][:90]!r}")
     return "\n".join(lines)
+
+
+def _evaluate_fresh(args: argparse.Namespace) -> int:
+    from fresh_set import FRESH, FRESH_HALF
+
+    retype = str.title if args.title_case else None
+    methods = ("hybrid",) if args.title_case else METHODS[:-1] if args.quick else METHODS
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        labelled_library(Path(tmp), args.distractors, FRESH) as labelled,
+    ):
+        if args.title_case:
+            print("typed In Title Case:")
+        print(evaluate(labelled, FRESH_HALF, methods, retype=retype).render())
+        if args.title_case:
+            return 0
+        print(noise_report(labelled, FRESH_HALF))
+        print(answered_negatives(labelled, FRESH_HALF))
+        if not args.quick:
+            print(judge_report(labelled, FRESH_HALF))
+            print(multilingual_judge_report(labelled, FRESH_HALF))
+            print(verified_hits_reliability(labelled, FRESH_HALF))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -504,7 +540,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="type every query In Title Case (hybrid only): how the rules hold on a variant",
     )
+    parser.add_argument(
+        "--set",
+        choices=["main", "fresh"],
+        default="main",
+        help="fresh: the blind set of fresh_set.py, one half that nothing was fitted on",
+    )
     args = parser.parse_args(argv)
+    if args.set == "fresh":
+        return _evaluate_fresh(args)
     if args.title_case:
         with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
             for half in HALVES if args.half == "both" else (args.half,):

@@ -586,3 +586,19 @@ def _split(items: list[T], kind_of: Callable[[T], str]) -> dict[str, list[T]]:
 
 QUERIES_BY_HALF = _split(QUERIES, lambda query: query.kind)
 NEGATIVES_BY_HALF = _split(NEGATIVES, lambda negative: negative[1])
+
+
+@dataclass(frozen=True)
+class LabelledSet:
+    """A library's worth of labelled data, by half: what evaluation.py scores. `MAIN` is
+    this module's set (tuning and held-out halves); `fresh_set.FRESH` is a blind one with a
+    single half that nothing is ever fitted on."""
+
+    name: str
+    sources: list[Source]
+    passages: list[Passage]
+    queries_by_half: dict[str, list[LabelledQuery]]
+    negatives_by_half: dict[str, list[tuple[str, str]]]
+
+
+MAIN = LabelledSet("labelled set", SOURCES, PASSAGES, QUERIES_BY_HALF, NEGATIVES_BY_HALF)
