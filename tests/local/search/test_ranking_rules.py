@@ -25,7 +25,6 @@ def test_a_tag_name_finds_highlights_whose_words_never_say_it(
     )
     rows.highlight("An untagged line about things and views.")
     assert seqs(library, "stoicism") == [tagged]
-    assert seqs(library, "stoic") == []  # porter: stoic != stoicism, no loose match
 
 
 def test_tag_changes_keep_the_keyword_index_in_sync(library: Library, rows: LibraryRows) -> None:
@@ -177,6 +176,20 @@ def test_variants_match_when_the_exact_stem_matches_nothing(
     # An exact stem match exists now, so the looser variants are not added.
     assert seqs(library, "simply") == [plain]
     assert emerson not in seqs(library, "simply")
+
+
+def test_a_five_letter_word_matches_the_words_it_begins_when_nothing_matches_it_exactly(
+    library: Library, rows: LibraryRows
+) -> None:
+    # porter keeps "stoicism" whole, so "stoic" met only an exact "stoic" before.
+    tagged = rows.highlight(
+        "Men are disturbed not by things, but by their views of them.", tags=["Stoicism"]
+    )
+    rows.highlight("The Stoa was a painted porch in Athens.")
+    assert seqs(library, "stoic") == [tagged]
+    assert seqs(library, "stoa") != seqs(library, "stoi") == []  # 4 letters: no prefix
+    stoic = rows.highlight("The stoic sage is unmoved by fortune.")
+    assert seqs(library, "stoic") == [stoic]  # an exact match leaves the variants out
 
 
 # --- relevance decided per query: the gate ----------------------------------------------------

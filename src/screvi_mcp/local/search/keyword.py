@@ -32,9 +32,9 @@ _PHRASE = re.compile(r'"([^"]*)"')
 # (rare names), a note a little less than content; a tag name is the reader's own label.
 _COLUMN_WEIGHTS = (1.0, 0.8, 0.7, 0.7, 0.8)
 MAX_TERMS = 16
-# Morphological variants: a word of 6+ letters also matches words sharing its first 60%
-# (at least 5 letters).
-_PREFIX_MIN_LENGTH = 6
+# Morphological variants: a word of 5+ letters also matches words sharing its first 60%,
+# and never fewer than 5 letters (so a 5-letter word matches the words it begins).
+_PREFIX_MIN_LENGTH = 5
 _PREFIX_SHARE = 0.6
 # Long queries only: with 3+ terms, one missing common word should not empty the list.
 _RELAX_MIN_TERMS = 3
@@ -72,12 +72,13 @@ def _term_clause(term: str) -> str:
     """A term, or for a longer word, the term or any word sharing its first 60%.
 
     Porter stemming joins "prune" and "pruning" but not "simply" (stem "simpli") and
-    "simplicity" ("simplic"), nor "conformity" and "conformist": the prefix does. Short
-    words get no prefix: "cat" must not match "catalogue".
+    "simplicity" ("simplic"), nor "conformity" and "conformist", nor "stoic" and
+    "stoicism": the prefix does (a 5-letter word is its own prefix). Shorter words get no
+    prefix: "cat" must not match "catalogue", nor "stoi" "stoichiometry".
     """
     if len(term) < _PREFIX_MIN_LENGTH or not term.isalpha():
         return _quote(term)
-    prefix = term[: max(_PREFIX_MIN_LENGTH - 1, round(len(term) * _PREFIX_SHARE))]
+    prefix = term[: max(_PREFIX_MIN_LENGTH, round(len(term) * _PREFIX_SHARE))]
     return f"({_quote(term)} OR {_quote(prefix)}*)"
 
 
