@@ -296,3 +296,23 @@ def test_a_cache_that_cannot_be_written_is_a_clear_error(
     reason = keyword_only.reason_for(library)
     assert reason is not None and "mpnet_conversion_failed" in reason
     assert "SCREVI_MODEL_CACHE" in reason and "Traceback" not in reason
+
+
+def test_a_missing_converter_names_the_mpnet_extra_from_the_checkout_not_pypi(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from screvi_mcp.local.search.embedder import EmbeddingModelError
+    from screvi_mcp.local.search.mpnet import convert
+    from screvi_mcp.local.search.mpnet.load import CONVERTER_MISSING, load_mpnet_embedder
+
+    def without_onnx(**_: object) -> Path:
+        raise ImportError("No module named 'onnx'", name="onnx")
+
+    monkeypatch.setattr(convert, "ensure_mpnet_model", without_onnx)
+    with pytest.raises(EmbeddingModelError) as refused:
+        load_mpnet_embedder()
+    message = str(refused.value)
+    assert CONVERTER_MISSING in message and "onnx" in message
+    # screvi-mcp is not on PyPI: the extra comes from the checkout or wheel.
+    assert "pip install 'screvi-mcp[" not in message
+    assert "/path/to/screvi-mcp[local,mpnet]" in message

