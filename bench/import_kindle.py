@@ -20,6 +20,7 @@ Each is measured twice, so that every ratio compares like with like:
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
@@ -192,5 +193,16 @@ def run(count: int) -> dict[str, Any]:
     return run_worker(["-m", "bench.import_kindle", str(count)], timeout=3600)
 
 
+def parse(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.import_kindle",
+        description="Import a generated Kindle clippings file against the bulk-create "
+        "baseline, in this process; prints the results as JSON.",
+    )
+    parser.add_argument("count", type=int, help="highlights in the file, e.g. 20000")
+    count: int = parser.parse_args(argv).count
+    return count
+
+
 if __name__ == "__main__":
-    print(json.dumps(worker(int(sys.argv[1]))))
+    print(json.dumps(worker(parse(sys.argv[1:]))))

@@ -20,6 +20,7 @@ The last stdout line is the JSON result.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -439,15 +440,35 @@ def ingest(path: Path, count: int) -> dict[str, Any]:
     }
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.library_worker",
+        description="One library measurement in this process; prints the results as JSON.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, what in (("search", "queries to time"), ("ingest", "highlights to write")):
+        sub = commands.add_parser(name, help=f"{name} on a library ({what})")
+        sub.add_argument("path", type=Path)
+        sub.add_argument("count", type=int, help=what)
+    mixed = commands.add_parser(
+        "mixed", help="a mixed-language library, then its English-only original"
+    )
+    mixed.add_argument("path", type=Path)
+    mixed.add_argument("english_path", type=Path)
+    mixed.add_argument("count", type=int)
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str]) -> None:
-    command = argv[0]
-    if command == "mixed":  # mixed-language library, then its English-only original
+    args = parse(argv)
+    if args.command == "mixed":  # mixed-language library, then its English-only original
         from bench import mixed_language
 
-        result = mixed_language.measure(Path(argv[1]), Path(argv[2]), int(argv[3]))
+        result = mixed_language.measure(args.path, args.english_path, args.count)
+    elif args.command == "search":
+        result = search(args.path, args.count)
     else:
-        path, count = Path(argv[1]), int(argv[2])
-        result = search(path, count) if command == "search" else ingest(path, count)
+        result = ingest(args.path, args.count)
     print(json.dumps(result))
 
 

@@ -9,6 +9,7 @@ the most cumulative time; the README quotes these when a target is missed.
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import io
 import pstats
@@ -56,10 +57,24 @@ def _ingest(path: Path, count: int) -> cProfile.Profile:
     return profile
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.profile",
+        description="cProfile of a hybrid search or of bulk ingest on a generated library "
+        "(ingest writes into the library: point it at a copy).",
+    )
+    parser.add_argument("command", choices=("search", "ingest"))
+    parser.add_argument("path", type=Path, help="a library, e.g. from bench/.cache/")
+    parser.add_argument(
+        "count", type=int, nargs="?", default=200, help="queries or highlights (default 200)"
+    )
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str]) -> None:
-    command, path = argv[0], Path(argv[1])
-    count = int(argv[2]) if len(argv) > 2 else 200
-    profile = _search(path, count) if command == "search" else _ingest(path, count)
+    args = parse(argv)
+    path, count = args.path, args.count
+    profile = _search(path, count) if args.command == "search" else _ingest(path, count)
     out = io.StringIO()
     pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(25)
     print(out.getvalue())
