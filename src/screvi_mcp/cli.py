@@ -413,7 +413,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not path.is_file():
         print(f"screvi-mcp: no file at {path}", file=sys.stderr)
         return 1
-    library_path = config.library_path(args.library)
+    # The same checks as every other command: a folder, a file that is not a library or a
+    # folder that does not exist is refused in one line, before anything is created.
+    library_path = _checked_library_path(args)
 
     def progress() -> ProgressReporter:
         return ProgressReporter("importing", unit="highlights", enabled=not args.quiet)
@@ -450,7 +452,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from screvi_mcp.transfer.exporters import export_library
 
     target = Path(args.target).expanduser()
-    library_path = config.library_path(args.library)
+    library_path = _checked_library_path(args)
     progress = ProgressReporter("exporting", unit="highlights", enabled=not args.quiet)
     try:
         summary = export_library(args.format, target, library_path, progress=progress)

@@ -41,6 +41,7 @@ async def _more_highlights(client: ScreviClient, count: int) -> None:
 
 
 def _sync_command(stand_in: StandIn, mirror: Path, *extra: str) -> subprocess.Popen[str]:
+    mirror.parent.mkdir(parents=True, exist_ok=True)  # a --library path's folder must exist
     env = {
         **os.environ,
         "SCREVI_API_KEY": stand_in.key,

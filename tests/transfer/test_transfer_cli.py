@@ -105,5 +105,45 @@ def test_a_library_that_cannot_be_opened_ends_with_a_message_not_a_traceback(
 ) -> None:
     fixture = str(FIXTURES / "clippings_en.txt")
     code, out, err = run(capsys, "import", "kindle", fixture, "--library", str(tmp_path))
-    assert code == 1 and out == ""
-    assert "the import stopped" in err and "Traceback" not in err
+    assert code == 2 and out == ""
+    assert "is a directory" in err and "Traceback" not in err
+
+
+def _not_a_library(tmp_path: Path) -> Path:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my own notes, not a library\n", encoding="utf-8")
+    return notes
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["import", "kindle", str(FIXTURES / "clippings_en.txt")],
+        ["import", "readwise", str(FIXTURES / "readwise_export.csv"), "--dry-run"],
+        ["export", "json", "OUT/out.json"],
+        ["export", "markdown", "OUT/notes"],
+    ],
+)
+def test_odd_library_paths_are_refused_with_one_line_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """--library at a folder, at a file that is not a library, or in a folder that does not
+    exist: refused as every other command refuses it (exit 2, one line saying what to do).
+    Import and export skipped that check: a folder or a text file ended in a traceback
+    (export) or in "the import stopped ... run the same command again to continue" (import),
+    and a typo in the folder silently made a new library there."""
+    command = [part.replace("OUT", str(tmp_path)) for part in command]
+    notes = _not_a_library(tmp_path)
+    typo = tmp_path / "no-such-folder" / "library.sqlite3"
+    for library, expected in (
+        (tmp_path, "is a directory"),
+        (notes, "is not a screvi-mcp library"),
+        (typo, "does not exist"),
+    ):
+        code, out, err = run(capsys, *command, "--library", str(library))
+        assert code == 2 and out == "", err
+        assert expected in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1, err
+    assert notes.read_text(encoding="utf-8") == "my own notes, not a library\n"
+    assert not typo.parent.exists()
+    assert not (tmp_path / "out.json").exists() and not (tmp_path / "notes").exists()

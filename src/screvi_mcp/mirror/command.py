@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     from screvi_mcp.client.client import DEFAULT_BASE_URL
     from screvi_mcp.client.errors import ScreviError
+    from screvi_mcp.local import preflight
     from screvi_mcp.local.library import Library
     from screvi_mcp.mirror.identity import MirrorMismatch
     from screvi_mcp.mirror.report import PhaseProgress, summary_text
@@ -94,6 +95,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     base_url = os.environ.get(config.BASE_URL_ENV, "").strip() or DEFAULT_BASE_URL
     path = Path(args.library).expanduser() if args.library else default_mirror_path()
+    try:
+        # As every command that opens a library: a folder, a file that is not a library or
+        # a folder that does not exist is refused before anything is created or sent.
+        preflight.check_library_path(path, create_parents=not args.library)
+    except config.ConfigurationProblem as problem:
+        _tell(f"screvi-mcp sync: {problem}")
+        return 2
     settings = SyncSettings(
         requests_per_minute=args.requests_per_minute,
         per_page=args.per_page,
