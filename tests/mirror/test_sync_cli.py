@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
+from mirror_testkit import StandIn, seed
+from test_sync import assert_same
 
 from screvi_mcp import cli
 
@@ -47,3 +50,39 @@ def test_odd_library_paths_are_refused_in_one_line(
         assert "sk_live_x" not in err
     assert notes.read_text(encoding="utf-8") == "not a library\n"
     assert not typo.parent.exists()
+
+
+def test_a_first_sync_refused_by_the_server_does_not_bind_the_mirror_to_its_mistake(
+    stand_in: StandIn,
+    mirror_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new user's first sync with a mistyped key or address fails, as it should. It used
+    to record that key and address as the mirror's identity all the same, so the corrected
+    command was refused ("synced with another API key", "mirrors ..., not ...") although
+    nothing had ever been copied, and the default mirror file had to be found and deleted."""
+
+    async def add_data() -> None:
+        async with stand_in.client() as client:
+            await seed(client)
+
+    anyio.run(add_data)
+    mirror_path.parent.mkdir(parents=True, exist_ok=True)
+    wrong_key = "sk_live_" + "0" * 32
+    code, err = _sync(capsys, monkeypatch, mirror_path, key=wrong_key, base_url=stand_in.base_url)
+    assert code == 1 and "unknown or has been revoked" in err and wrong_key not in err
+    wrong_address = stand_in.base_url.removesuffix("/api/v1")
+    code, err = _sync(capsys, monkeypatch, mirror_path, key=stand_in.key, base_url=wrong_address)
+    assert code == 1 and stand_in.key not in err
+
+    code, err = _sync(
+        capsys, monkeypatch, mirror_path, key=stand_in.key, base_url=stand_in.base_url
+    )
+    assert code == 0, err
+    assert "Full copy finished" in err
+    anyio.run(assert_same, stand_in, mirror_path)
+
+    # Once something was copied, the mirror belongs to that account and address.
+    code, err = _sync(capsys, monkeypatch, mirror_path, key=wrong_key, base_url=stand_in.base_url)
+    assert code == 1 and "--new-key" in err

@@ -190,6 +190,11 @@ def check_identity(
     state = store.read_state(conn)
     fingerprint = key_fingerprint(api_key)
     base = normalise_base_url(base_url)
+    identity_only = set(state) <= {store.STATE_BASE_URL, store.STATE_KEY_FINGERPRINT}
+    if store.STATE_BASE_URL in state and identity_only and not store.holds_data(conn):
+        # Claimed by a first run that copied nothing (a mistyped key or address the server
+        # refused): nothing of any account is in it yet, so it is still free to claim.
+        state = {}
     if store.STATE_BASE_URL not in state:
         if store.holds_data(conn):
             raise MirrorMismatch(
