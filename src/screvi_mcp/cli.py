@@ -107,6 +107,10 @@ def _bind_address(args: argparse.Namespace, default_port: int) -> None:
         args.port = default_port
 
 
+# The exit status of a command stopped by Ctrl-C (128 + SIGINT, as shells report it).
+INTERRUPTED = 130
+
+
 class StartupFailed(Exception):
     """Raised with the one line to print before exiting with status 2."""
 
@@ -440,6 +444,19 @@ def cmd_import(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    except KeyboardInterrupt:
+        print(
+            "\nscrevi-mcp: import interrupted. "
+            + (
+                "Nothing was written (dry run)."
+                if args.dry_run
+                else "Batches already written are complete (highlights not embedded yet "
+                "are embedded by the next command or server that opens the library); run "
+                "the same command again to continue."
+            ),
+            file=sys.stderr,
+        )
+        return INTERRUPTED
     print(report.summary(f"Imported {path.name} into {library_path}"), file=sys.stderr)
     return 0
 
@@ -459,6 +476,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as problem:
         print(f"screvi-mcp: cannot export to {target}: {problem}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(
+            "\nscrevi-mcp: export interrupted. Files are written whole and renamed into "
+            "place, so none is half-written; run the same command again.",
+            file=sys.stderr,
+        )
+        return INTERRUPTED
     print(summary, file=sys.stderr)
     return 0
 
@@ -700,4 +724,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StartupFailed as failure:
         print(f"screvi-mcp: {failure}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Commands that write say what was kept themselves; anything else just stops.
+        print("\nscrevi-mcp: interrupted", file=sys.stderr)
+        return INTERRUPTED
     return result

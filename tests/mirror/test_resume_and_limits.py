@@ -101,6 +101,36 @@ async def test_a_sync_killed_mid_run_resumes_without_loss_or_duplicates(
         assert len(listed) == len({item["id"] for item in listed}) == 49
 
 
+async def test_ctrl_c_mid_sync_says_the_copy_is_kept_and_the_next_run_resumes(
+    stand_in: StandIn, mirror_path: Path
+) -> None:
+    """Ctrl-C ended a sync with a bare "interrupted" (before: a traceback), not saying
+    that what was copied is kept and that the next run continues from it."""
+    async with stand_in.client() as client:
+        await seed(client)
+        await _more_highlights(client, 40)
+    # As above: the budget holds the run mid-highlights, where Ctrl-C lands.
+    process = _sync_command(stand_in, mirror_path, "--per-page", "2", "--requests-per-minute", "12")
+    deadline = time.monotonic() + WAIT_SECONDS
+    try:
+        while _run_state(mirror_path).get("run_phase") != "highlights":
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the sync never reached the highlights"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=WAIT_SECONDS)
+    finally:
+        process.kill()
+        process.wait(WAIT_SECONDS)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert "sync interrupted" in err and "run again to continue" in err
+    assert stand_in.key not in err
+    resumed = await sync(stand_in, mirror_path)
+    assert resumed.resumed and resumed.finished
+    await assert_same(stand_in, mirror_path)
+
+
 async def test_the_cli_prints_a_summary_and_never_the_key(
     stand_in: StandIn, mirror_path: Path
 ) -> None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -147,3 +150,44 @@ def test_odd_library_paths_are_refused_with_one_line_before_anything_is_written(
     assert notes.read_text(encoding="utf-8") == "my own notes, not a library\n"
     assert not typo.parent.exists()
     assert not (tmp_path / "out.json").exists() and not (tmp_path / "notes").exists()
+
+
+def _many_clippings(path: Path, count: int) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        for index in range(count):
+            out.write(
+                f"Book {index % 7} (Author {index % 7})\n"
+                f"- Your Highlight on page {index} | location {index * 10}-{index * 10 + 4} | "
+                "Added on Monday, 3 March 2024 10:15:02\n\n"
+                f"Passage number {index} about tides, lighthouses and the weather.\n==========\n"
+            )
+
+
+def test_ctrl_c_mid_import_says_what_was_kept_without_a_traceback(tmp_path: Path) -> None:
+    """Ctrl-C during a long import printed a KeyboardInterrupt traceback from deep inside
+    SQLite or the embedding queue. It now says what happened to the data and how to go on;
+    the batches written before it stay whole and a re-run continues."""
+    clippings = tmp_path / "My Clippings.txt"
+    _many_clippings(clippings, 20_000)
+    library = tmp_path / "library.sqlite3"
+    command = ["import", "kindle", str(clippings), "--library", str(library)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "screvi_mcp", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # Once the library exists the import is writing (or embedding): interrupt it there.
+    deadline = time.monotonic() + 60
+    while not library.exists() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert out == "" and "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert "interrupted" in err and "run the same command again" in err
+    with sqlite3.connect(library) as conn:
+        highlights = conn.execute("SELECT count(*) FROM highlights").fetchone()[0]
+        keys = conn.execute("SELECT count(*) FROM import_keys WHERE kind = 'highlight'")
+        assert highlights == keys.fetchone()[0]  # whole batches only

@@ -130,6 +130,12 @@ def run(args: argparse.Namespace) -> int:
     except (MirrorMismatch, SyncBusy) as refusal:
         _tell(f"screvi-mcp sync: {refusal}")
         return 1
+    except KeyboardInterrupt:
+        _tell(
+            "\nscrevi-mcp sync: sync interrupted. What was copied so far is kept; run again "
+            "to continue from where it stopped."
+        )
+        return 130
     except ScreviError as error:
         # The client's errors never carry the key; the message says what to do.
         _tell(
