@@ -421,8 +421,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     # folder that does not exist is refused in one line, before anything is created.
     library_path = _checked_library_path(args)
 
-    def progress() -> ProgressReporter:
-        return ProgressReporter("importing", unit="highlights", enabled=not args.quiet)
+    def progress(label: str) -> ProgressReporter:
+        return ProgressReporter(label, unit="highlights", enabled=not args.quiet)
 
     try:
         report = import_file(

@@ -191,3 +191,29 @@ def test_ctrl_c_mid_import_says_what_was_kept_without_a_traceback(tmp_path: Path
         highlights = conn.execute("SELECT count(*) FROM highlights").fetchone()[0]
         keys = conn.execute("SELECT count(*) FROM import_keys WHERE kind = 'highlight'")
         assert highlights == keys.fetchone()[0]  # whole batches only
+
+
+def test_the_embedding_after_an_import_shows_progress(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After the last batch the import embeds what is still queued before it exits: for a
+    real clippings file (thousands of highlights) minutes of CPU. That wait printed nothing
+    after "importing: ... done", so the command looked hung; it now has its own progress."""
+    pytest.importorskip("onnxruntime", reason="embedding needs the `local` extra")
+    clippings = tmp_path / "My Clippings.txt"
+    _many_clippings(clippings, 600)  # written in well under a second, embedded in seconds
+    library = tmp_path / "library.sqlite3"
+    code, out, err = run(capsys, "import", "kindle", str(clippings), "--library", str(library))
+    assert code == 0 and out == ""
+    lines = err.splitlines()
+    imported = next(i for i, line in enumerate(lines) if line.startswith("importing: 600/600"))
+    embedded = [i for i, line in enumerate(lines) if line.startswith("embedding: ")]
+    summary = next(i for i, line in enumerate(lines) if line.startswith("Imported "))
+    assert embedded and imported < embedded[0] and embedded[-1] < summary, err
+    assert re.match(r"embedding: (\d+)/\1 highlights \(100%\) · .* · done in ", lines[embedded[-1]])
+    with sqlite3.connect(library) as conn:
+        assert conn.execute("SELECT count(*) FROM embedding_queue").fetchone()[0] == 0
+    code, _, quiet = run(
+        capsys, "import", "kindle", str(clippings), "--library", str(library), "--quiet"
+    )
+    assert code == 0 and "embedding:" not in quiet

@@ -71,15 +71,16 @@ def import_file(
     library_path: Path,
     *,
     dry_run: bool = False,
-    progress: Callable[[], ProgressReporter] | None = None,
+    progress: Callable[[str], ProgressReporter] | None = None,
     embed: bool = True,
 ) -> ImportReport:
     """Import a Kindle or Readwise file into the library at `library_path`.
 
     With `embed` (the default) the semantic index is attached first, so each batch is
     embedded as it is written; without the `local` extra, search stays keyword-only.
-    `progress` makes the reporter once the writing starts, so that its clock (rate, ETA)
-    leaves out opening the library and loading the model.
+    `progress` makes a reporter, given its label, once each stage starts ("importing",
+    then "embedding" for what the background worker has not embedded by the last batch),
+    so that its clock (rate, ETA) leaves out opening the library and loading the model.
     """
     parsed = parse_file(kind, path)
     with _library_for(library_path, dry_run=dry_run) as library:
@@ -87,7 +88,7 @@ def import_file(
             from screvi_mcp.local.search.attach import attach_semantic_index
 
             attach_semantic_index(library, backfill="never")
-        reporter = progress() if progress is not None else None
+        reporter = progress("importing") if progress is not None else None
         report = run_import(library, parsed, dry_run=dry_run, progress=reporter)
         if reporter is not None:
             reporter.finish()
@@ -96,5 +97,8 @@ def import_file(
             # import leaves nothing for a server that may not be running.
             from screvi_mcp.local.search.attach import embed_waiting_highlights
 
-            embed_waiting_highlights(library)
+            embedding = progress("embedding") if progress is not None else None
+            embed_waiting_highlights(library, embedding)
+            if embedding is not None and embedding.total:
+                embedding.finish()
         return report

@@ -122,18 +122,28 @@ def reindex(library: Library, progress: Progress | None = None, *, everything: b
     return embedded
 
 
-def embed_waiting_highlights(library: Library) -> bool:
+def embed_waiting_highlights(library: Library, progress: Progress | None = None) -> bool:
     """Embed, before returning, whatever waits in the library's queue (or lacks a vector):
     for one-shot commands that write and exit, so the next search finds it by meaning.
-    False when semantic search is unavailable (keyword-only: nothing to do)."""
+    False when semantic search is unavailable (keyword-only: nothing to do). `progress`
+    gets (embedded so far, waiting at the start) after each round, when anything waits."""
     index = attach_semantic_index(library, backfill="never")
     if index is None:
         return False
     _queue_missing(index)
-    index.worker.drain()  # on this thread, beside the worker's own round if one is running
+    total = index.pending()
+
+    def report() -> None:
+        if progress is not None and total:
+            progress(total - min(total, index.pending()), total)
+
+    report()
+    # On this thread, beside the worker's own round if one is running.
+    index.worker.drain(after_round=report)
     # The multilingual queue is left to the next server (its rows persist): at 4x MiniLM's
     # cost it would hold a one-shot import for minutes.
     index.wait_until_embedded(DRAIN_WAIT_SECONDS)
+    report()
     detach_semantic_index(library)
     return True
 

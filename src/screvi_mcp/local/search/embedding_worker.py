@@ -60,13 +60,14 @@ class EmbeddingWorker:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 
-    def drain(self) -> int:
+    def drain(self, after_round: Callable[[], None] | None = None) -> int:
         """Embed everything claimable on the calling thread; returns rows handled.
 
         A thread other than the worker's (a one-shot command draining beside it) claims
         under a token of its own: each round ends by releasing whatever its token still
         holds, and a shared token let the worker hand back, and then embed again, the rows
-        the other thread was embedding."""
+        the other thread was embedding. `after_round` is called after each round (a
+        one-shot command's progress line)."""
         token = self._claim if threading.current_thread() is self._thread else new_claim_token()
         handled = 0
         while not self._stop.is_set():
@@ -74,6 +75,8 @@ class EmbeddingWorker:
             if not claimed:
                 return handled
             handled += claimed
+            if after_round is not None:
+                after_round()
         return handled
 
     def _run(self, first: Callable[[], None] | None) -> None:
