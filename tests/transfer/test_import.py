@@ -266,3 +266,44 @@ def test_an_import_embeds_each_highlight_once(
     assert report.new_highlights == count
     assert len(embedded) == count
     assert len(set(embedded)) == count
+
+
+def test_the_same_words_highlighted_at_two_places_stay_two_highlights(tmp_path: Path) -> None:
+    """A refrain highlighted twice ("Nevermore." at location 10 and again at 50) is two
+    records of one file with different keys. The second used to adopt the first by its text
+    (the rule meant for the same passage coming from another format) and moved it to location
+    50: one highlight lost. Both formats, and a re-run still adds nothing."""
+    kindle_file = tmp_path / "My Clippings.txt"
+    kindle_file.write_text(
+        clip(
+            "The Raven (Edgar Allan Poe)",
+            "- Your Highlight on page 1 | location 10-10 | " + ON_MONDAY,
+            "Nevermore.",
+        )
+        + clip(
+            "The Raven (Edgar Allan Poe)",
+            "- Your Highlight on page 3 | location 50-50 | " + ON_MONDAY,
+            "Nevermore.",
+        ),
+        encoding="utf-8",
+    )
+    readwise_file = tmp_path / "readwise.csv"
+    readwise_file.write_text(
+        "Highlight,Book Title,Book Author,Location Type,Location\n"
+        "Quoth the Raven,Poems,Poe,location,10\n"
+        "Quoth the Raven,Poems,Poe,location,90\n",
+        encoding="utf-8",
+    )
+    for kind, path, title in (
+        ("kindle", kindle_file, "The Raven"),
+        ("readwise", readwise_file, "Poems"),
+    ):
+        library_path = tmp_path / f"{kind}.sqlite"
+        report = jobs.import_file(kind, path, library_path, embed=False)
+        assert report.new_highlights == 2, report.summary(kind)
+        stored = [h for h in contents(library_path) if h["source"]["name"] == title]
+        assert len(stored) == 2
+        assert sorted(h["location"] for h in stored) in ([10, 50], [10, 90])
+        again = jobs.import_file(kind, path, library_path, embed=False)
+        assert again.new_highlights == 0 and again.highlights[Outcome.unchanged] == 2
+        assert len(contents(library_path)) == 2

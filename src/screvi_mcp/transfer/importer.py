@@ -203,7 +203,8 @@ def run_import(
         progress.update(0, len(ready))
     source_outcomes: dict[str, Outcome] = {}
     source_names = {source.key: source.body.name for _, source, _ in ready}
-    with imports.ImportWriter(library, dry_run=dry_run) as writer:
+    run_keys = frozenset(item.key for _, _, item in ready)
+    with imports.ImportWriter(library, dry_run=dry_run, run_keys=run_keys) as writer:
         for batch in _batches(ready, batch_size):
             for outcome in _write_batch(writer, batch, report):
                 for key, result in outcome.sources.items():

@@ -135,9 +135,14 @@ class ImportWriter:
     and no listener is told (nothing is embedded).
     """
 
-    def __init__(self, library: Library, *, dry_run: bool = False) -> None:
+    def __init__(
+        self, library: Library, *, dry_run: bool = False, run_keys: frozenset[str] = frozenset()
+    ) -> None:
         self.library = library
         self.dry_run = dry_run
+        # Every highlight key of this run: a highlight one of them already claims is another
+        # record of the same file, never the same passage from elsewhere (`_write_highlight`).
+        self.run_keys = run_keys
         self._open = False
 
     def __enter__(self) -> ImportWriter:
@@ -161,7 +166,7 @@ class ImportWriter:
         """
         try:
             with self._transaction() as conn:
-                outcome, changed = _write(conn, sources, highlights)
+                outcome, changed = _write(conn, sources, highlights, self.run_keys)
         except (ApiError, StoreError) as error:
             raise _rejection(error) from None
         if not self.dry_run:
@@ -186,7 +191,10 @@ class ImportWriter:
 
 
 def _write(
-    conn: sqlite3.Connection, sources: Sequence[SourceItem], highlights: Sequence[HighlightItem]
+    conn: sqlite3.Connection,
+    sources: Sequence[SourceItem],
+    highlights: Sequence[HighlightItem],
+    run_keys: frozenset[str] = frozenset(),
 ) -> tuple[BatchOutcome, list[int]]:
     outcome = BatchOutcome()
     source_ids: dict[str, str | None] = {}
@@ -202,7 +210,7 @@ def _write(
         if source_id is None:
             outcome.highlights.append(Outcome.deleted)
             continue
-        result, seq = _write_highlight(conn, item, source_id, index)
+        result, seq = _write_highlight(conn, item, source_id, index, run_keys)
         outcome.highlights.append(result)
         if seq is not None:
             changed.append(seq)
@@ -275,19 +283,38 @@ def _merged(stored: str | None, incoming: dict[str, Any] | None) -> str | None:
     return None if merged == current else json.dumps(merged)
 
 
+def _adoptable(
+    conn: sqlite3.Connection, item: HighlightItem, source_id: str, run_keys: frozenset[str]
+) -> sqlite3.Row | None:
+    """The same passage already in this source (imported from another format, or typed in),
+    to adopt rather than duplicate: the first with the same text that no other record of this
+    run claims (the same words highlighted at two places of one book are two highlights)."""
+    own = {item.key, *item.earlier_keys}
+    for row in conn.execute(
+        "SELECT id FROM highlights WHERE source_id = ? AND content = ? "
+        "AND deleted_at IS NULL ORDER BY seq",
+        (source_id, item.body.content),
+    ).fetchall():
+        claimed = conn.execute(
+            "SELECT key FROM import_keys WHERE kind = 'highlight' AND target_id = ?",
+            (row["id"],),
+        )
+        if not any(key[0] in run_keys and key[0] not in own for key in claimed):
+            return row
+    return None
+
+
 def _write_highlight(
-    conn: sqlite3.Connection, item: HighlightItem, source_id: str, index: int
+    conn: sqlite3.Connection,
+    item: HighlightItem,
+    source_id: str,
+    index: int,
+    run_keys: frozenset[str] = frozenset(),
 ) -> tuple[Outcome, int | None]:
     body = item.body
     target = _lookup(conn, "highlight", [item.key, *item.earlier_keys])
     if target is None:
-        # The same passage already in this source (imported from another format, or typed in)
-        # is the same highlight: adopt it rather than duplicate it.
-        row = conn.execute(
-            "SELECT id FROM highlights WHERE source_id = ? AND content = ? "
-            "AND deleted_at IS NULL ORDER BY seq LIMIT 1",
-            (source_id, body.content),
-        ).fetchone()
+        row = _adoptable(conn, item, source_id, run_keys)
         if row is None:
             highlight_id, seq = highlight_store.insert(
                 conn, body.model_copy(update={"source_id": source_id}), f"highlights[{index}]."
