@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from screvi_mcp.local.bodies import HighlightCreate
+from screvi_mcp.local.bodies import HighlightCreate, SourceCreate
 from screvi_mcp.local.library import Library
 from screvi_mcp.local.store import highlights as highlight_store
 from screvi_mcp.local.store import sources as source_store
@@ -153,3 +153,41 @@ def test_markdown_notes_are_updated_in_place_and_lose_deleted_highlights(tmp_pat
     # A third export with nothing changed leaves every note as it was.
     export_library("markdown", folder, library_path)
     assert notes(folder) == second
+
+
+def test_a_csv_export_imported_back_into_its_library_adds_nothing_whatever_the_types(
+    tmp_path: Path,
+) -> None:
+    """Readwise's CSV has no column for the kind of source, so the importer guesses it (a
+    book unless the data says otherwise). Reading an export back into the library it came
+    from (restoring a backup, or a second machine's copy) used to look for the source under
+    the guessed type only: every video, custom collection, tweet without an @ author and the
+    personal notes were created again, each with a copy of all its highlights."""
+    library_path = tmp_path / "library.sqlite"
+    library = Library.open(library_path)
+    try:
+        made = []
+        for kind in ("video", "custom", "tweet", "podcast"):
+            source = source_store.create(
+                library, SourceCreate(name=f"A {kind}", type=kind, author="Someone")
+            )
+            made.append(HighlightCreate(content=f"Said in a {kind}.", source_id=source["id"]))
+        made.append(HighlightCreate(content="A thought of my own.", tags=["mine"]))
+        highlight_store.create_many(library, made, bulk=False)
+    finally:
+        library.close()
+    before = stored(library_path)
+    exported = tmp_path / "export.csv"
+    export_library("csv", exported, library_path)
+
+    again = jobs.import_file("readwise", exported, library_path, embed=False)
+    assert again.new_highlights == 0 and again.sources["created"] == 0, again.summary("")
+    after = stored(library_path)
+    assert len(after) == len(before) == 5
+    assert {row["source"]["type"] for row in after} == {
+        "video",
+        "custom",
+        "tweet",
+        "podcast",
+        "self",
+    }

@@ -239,13 +239,16 @@ def _write_source(conn: sqlite3.Connection, item: SourceItem) -> tuple[str | Non
     body = item.body
     target = _lookup(conn, "source", [item.key])
     if target is None:
-        # The same book may already be there: made by hand, or by another importer.
+        # The same book may already be there: made by hand, or by another importer. Of the
+        # same type first; then of any type, since a file format may not say the type (a
+        # Readwise CSV: the importer guesses a book for a video, a custom collection or the
+        # personal notes, and its own export read back must find them).
         row = conn.execute(
             "SELECT s.id FROM sources s LEFT JOIN articles a ON a.source_id = s.id "
-            "WHERE a.source_id IS NULL AND s.deleted_at IS NULL AND s.type = ? "
+            "WHERE a.source_id IS NULL AND s.deleted_at IS NULL "
             "AND lower(s.name) = lower(?) AND coalesce(lower(s.author), '') = lower(?) "
-            "ORDER BY s.created_at LIMIT 1",
-            (body.type, body.name.strip(), body.author or ""),
+            "ORDER BY s.type != ?, s.created_at LIMIT 1",
+            (body.name.strip(), body.author or "", body.type),
         ).fetchone()
         if row is None:
             source_id = source_store.insert(conn, body)
