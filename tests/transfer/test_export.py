@@ -191,3 +191,28 @@ def test_a_csv_export_imported_back_into_its_library_adds_nothing_whatever_the_t
         "podcast",
         "self",
     }
+
+
+def test_a_highlight_quoting_the_region_marker_does_not_break_the_note(tmp_path: Path) -> None:
+    """The generated region was found by its end marker anywhere in the text, so a highlight
+    quoting the marker (a passage about this very export, HTML comments in a tech book) ended
+    the region early: each export kept the rest of the old region as "the reader's text",
+    and the note filled with stale copies and duplicate block ids."""
+    library_path = tmp_path / "library.sqlite"
+    library = Library.open(library_path)
+    try:
+        [quoted] = highlight_store.create_many(
+            library,
+            [HighlightCreate(content="Put <!-- screvi:highlights:end --> where it ends.")],
+            bulk=False,
+        )
+    finally:
+        library.close()
+    folder = tmp_path / "vault"
+    export_library("markdown", folder, library_path)
+    first = notes(folder)
+    export_library("markdown", folder, library_path)
+    export_library("markdown", folder, library_path)
+    assert notes(folder) == first
+    [text] = first.values()
+    assert text.count(f"^h-{quoted['id']}") == 1
