@@ -216,3 +216,26 @@ def test_a_highlight_quoting_the_region_marker_does_not_break_the_note(tmp_path:
     assert notes(folder) == first
     [text] = first.values()
     assert text.count(f"^h-{quoted['id']}") == 1
+
+
+def test_exported_files_get_the_usual_permissions(tmp_path: Path) -> None:
+    """Files were written through a private temporary file and renamed into place, so every
+    export was mode 0600 whatever the umask, and exporting again over a note or CSV the
+    reader had shared (0644, 0640) took its permissions away."""
+    import os
+    import stat
+
+    library_path = filled_library(tmp_path)
+    old_umask = os.umask(0o022)
+    try:
+        target = tmp_path / "export.csv"
+        export_library("csv", target, library_path)
+        assert stat.S_IMODE(target.stat().st_mode) == 0o644
+        target.chmod(0o640)
+        export_library("csv", target, library_path)
+        assert stat.S_IMODE(target.stat().st_mode) == 0o640
+        folder = tmp_path / "vault"
+        export_library("markdown", folder, library_path)
+        assert {stat.S_IMODE(p.stat().st_mode) for p in folder.glob("*.md")} == {0o644}
+    finally:
+        os.umask(old_umask)

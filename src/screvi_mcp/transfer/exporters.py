@@ -19,6 +19,7 @@ import csv
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -172,12 +173,25 @@ def _atomic_write(target: Path, write: Callable[[Any], None]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
+        # mkstemp makes the file 0600; the export gets what the file it replaces had, or
+        # what a new file gets under the umask.
+        try:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        os.chmod(temporary, mode)
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
             write(stream)
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def _write_text(path: Path, text: str) -> None:
