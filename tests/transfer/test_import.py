@@ -307,3 +307,44 @@ def test_the_same_words_highlighted_at_two_places_stay_two_highlights(tmp_path: 
         again = jobs.import_file(kind, path, library_path, embed=False)
         assert again.new_highlights == 0 and again.highlights[Outcome.unchanged] == 2
         assert len(contents(library_path)) == 2
+
+
+def test_a_re_import_keeps_what_the_reader_edited_in_the_library(tmp_path: Path) -> None:
+    """The natural workflow is to import the device's growing My Clippings.txt again and
+    again. Each re-run wrote the file's text and note over the highlight, so a note the
+    reader had rewritten in the library (or a typo fixed in the text) silently went back
+    to the file's version. Only what changed in the file since the last import is written."""
+    library_path = tmp_path / "library.sqlite"
+    title = "The Name of the Rose (Eco, Umberto)"
+    first = clip(title, "- Your Highlight on page 1 | location 10-12 | " + ON_MONDAY, "Stat rosa")
+    note = clip(title, "- Your Note on page 1 | location 12 | " + ON_MONDAY, "Latin!")
+    clippings = tmp_path / "My Clippings.txt"
+    clippings.write_text(first + note, encoding="utf-8")
+    jobs.import_file("kindle", clippings, library_path, embed=False)
+    [imported] = contents(library_path)
+    assert imported["note"] == "Latin!"
+    library = Library.open(library_path)
+    highlight_store.update(
+        library,
+        imported["id"],
+        {"note": "Latin: the rose of old stands by its name.", "content": "Stat rosa pristina"},
+    )
+    library.close()
+
+    # The device adds a clip for another book; the file is imported again, twice.
+    more = clip("Dune (Herbert, Frank)", "- Your Highlight at location 5-6 | " + ON_MONDAY, "Fear")
+    clippings.write_text(first + note + more, encoding="utf-8")
+    for _ in range(2):
+        report = jobs.import_file("kindle", clippings, library_path, embed=False)
+        kept = next(h for h in contents(library_path) if h["id"] == imported["id"])
+        assert kept["note"] == "Latin: the rose of old stands by its name."
+        assert kept["content"] == "Stat rosa pristina"
+    assert report.highlights[Outcome.unchanged] == 2
+
+    # A note changed on the device since the last import is news: it is written.
+    edited = clip(title, "- Your Note on page 1 | location 12 | " + ON_MONDAY, "Latin, again")
+    clippings.write_text(first + edited + more, encoding="utf-8")
+    report = jobs.import_file("kindle", clippings, library_path, embed=False)
+    kept = next(h for h in contents(library_path) if h["id"] == imported["id"])
+    assert kept["note"] == "Latin, again" and report.highlights[Outcome.updated] == 1
+    assert kept["content"] == "Stat rosa pristina"  # unchanged in the file: still the reader's

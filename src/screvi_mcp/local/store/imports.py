@@ -10,7 +10,9 @@ in, so imported data obeys the library's own rules:
 - every item carries an *import key* (table `import_keys`). Writing a key that is already
   known updates its item instead of adding a duplicate, so a second run adds nothing.
 
-Rules for an item found again: imported fields are refreshed, tags and metadata are added to
+Rules for an item found again: imported fields the file changed since the last import are
+refreshed (a field the file did not change keeps the library's value, which the reader may
+have edited; `import_keys.imported` remembers what was written), tags and metadata are added to
 (never removed: the reader may have tagged it in the library since), an older version never
 replaces a newer one (by the highlight's `date`), and an item the reader deleted from the
 library stays deleted.
@@ -18,6 +20,7 @@ library stays deleted.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -217,12 +220,43 @@ def _write(
     return outcome, changed
 
 
-def _remember(conn: sqlite3.Connection, kind: str, key: str, target_id: str) -> None:
+def _remember(
+    conn: sqlite3.Connection,
+    kind: str,
+    key: str,
+    target_id: str,
+    imported: dict[str, str] | None = None,
+) -> None:
     conn.execute(
-        "INSERT INTO import_keys(kind, key, target_id, created_at) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT(kind, key) DO UPDATE SET target_id = excluded.target_id",
-        (kind, key, target_id, clock.now()),
+        "INSERT INTO import_keys(kind, key, target_id, created_at, imported) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(kind, key) DO UPDATE SET "
+        "target_id = excluded.target_id, imported = coalesce(excluded.imported, imported)",
+        (kind, key, target_id, clock.now(), None if imported is None else json.dumps(imported)),
     )
+
+
+# The fields an import writes over on a re-run, and how it remembers what it wrote.
+REFRESHED_FIELDS = ("content", "note", "url", "date", "location")
+
+
+def _fingerprints(body: HighlightCreate) -> dict[str, str]:
+    """A short hash of each refreshed field's value in the file (absent: not given)."""
+    prints = {}
+    for name in REFRESHED_FIELDS:
+        value = getattr(body, name)
+        if value is not None:
+            prints[name] = hashlib.sha1(json.dumps(value, default=str).encode()).hexdigest()[:16]
+    return prints
+
+
+def _last_imported(conn: sqlite3.Connection, key: str) -> dict[str, str] | None:
+    row = conn.execute(
+        "SELECT imported FROM import_keys WHERE kind = 'highlight' AND key = ?", (key,)
+    ).fetchone()
+    if row is None or row["imported"] is None:
+        return None
+    value = json.loads(row["imported"])
+    return value if isinstance(value, dict) else None
 
 
 def _lookup(conn: sqlite3.Connection, kind: str, keys: Sequence[str]) -> str | None:
@@ -315,6 +349,7 @@ def _write_highlight(
     run_keys: frozenset[str] = frozenset(),
 ) -> tuple[Outcome, int | None]:
     body = item.body
+    prints = _fingerprints(body)
     target = _lookup(conn, "highlight", [item.key, *item.earlier_keys])
     if target is None:
         row = _adoptable(conn, item, source_id, run_keys)
@@ -322,27 +357,43 @@ def _write_highlight(
             highlight_id, seq = highlight_store.insert(
                 conn, body.model_copy(update={"source_id": source_id}), f"highlights[{index}]."
             )
-            _remember(conn, "highlight", item.key, highlight_id)
+            _remember(conn, "highlight", item.key, highlight_id, prints)
             return Outcome.created, seq
         target = str(row["id"])
-    _remember(conn, "highlight", item.key, target)
+    # Fields whose value in the file is the one this key imported last time: the file did
+    # not change them, so the library's value (perhaps the reader's edit) stands.
+    last = _last_imported(conn, item.key) or {}
+    unchanged = frozenset(name for name, value in prints.items() if last.get(name) == value)
     row = conn.execute("SELECT * FROM highlights WHERE id = ?", (target,)).fetchone()
     if row is None or row["deleted_at"] is not None:
+        _remember(conn, "highlight", item.key, target)
         return Outcome.deleted, None
-    return _refresh(conn, row, body)
+    result = _refresh(conn, row, body, unchanged)
+    if result[0] != Outcome.unchanged or not last:
+        _remember(conn, "highlight", item.key, target, {**last, **prints})
+    else:
+        _remember(conn, "highlight", item.key, target)
+    return result
 
 
 def _refresh(
-    conn: sqlite3.Connection, row: sqlite3.Row, body: HighlightCreate
+    conn: sqlite3.Connection,
+    row: sqlite3.Row,
+    body: HighlightCreate,
+    unchanged_in_file: frozenset[str] = frozenset(),
 ) -> tuple[Outcome, int | None]:
     if body.date is not None and row["date"] is not None and body.date < row["date"]:
         return Outcome.unchanged, None  # an older version (an old backup file): keep the newer
     changes: dict[str, Any] = {}
     for name in ("content", "note", "url", "date"):
         value = getattr(body, name)
-        if value is not None and value != row[name]:
+        if name not in unchanged_in_file and value is not None and value != row[name]:
             changes[name] = value
-    if body.location is not None and row["location"] != body.location:
+    if (
+        "location" not in unchanged_in_file
+        and body.location is not None
+        and row["location"] != body.location
+    ):
         changes["location"] = body.location
     if body.favorite and not row["favorite"]:
         changes["favorite"] = 1
