@@ -251,12 +251,19 @@ def _mirror_config(args: argparse.Namespace, api_key: str | None, base_url: str 
     from pathlib import Path
 
     from screvi_mcp.contract import HOSTED_BASE_URL
+    from screvi_mcp.local import preflight
     from screvi_mcp.mirror.command import default_mirror_path
     from screvi_mcp.mirror.identity import MirrorMismatch
     from screvi_mcp.mirror.serving import FreshnessPolicy, check_mirror
     from screvi_mcp.server.backend import BackendConfig
 
     path = Path(args.library).expanduser() if args.library else default_mirror_path()
+    try:
+        if args.library or path.exists():  # no default mirror yet: check_mirror says so
+            preflight.check_library_path(path)
+    except config.ConfigurationProblem as problem:
+        print(f"screvi-mcp: {problem}", file=sys.stderr)
+        return None
     try:
         state = check_mirror(path, api_key, base_url or HOSTED_BASE_URL)
     except MirrorMismatch as refusal:

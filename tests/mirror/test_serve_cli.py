@@ -77,3 +77,25 @@ async def test_the_mirror_over_stdio_writes_through_with_the_key(
     stderr = stderr_path.read_text()
     assert f"mirror of {stand_in.base_url} at {mirror_path}" in stderr
     assert stand_in.key not in stderr
+
+
+def test_odd_mirror_paths_are_refused_in_one_line_and_nothing_is_created(tmp_path: Path) -> None:
+    """`--mirror --library` at a folder or at a file that is not a library ended in a SQLite
+    traceback; a path not synced yet was created (folder and empty library) just to say it
+    was not a mirror."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a library\n", encoding="utf-8")
+    missing = tmp_path / "no-such-folder" / "mirror.sqlite3"
+    unsynced = tmp_path / "mirror.sqlite3"
+    for library, expected in (
+        (tmp_path, "is a directory"),
+        (notes, "is not a screvi-mcp library"),
+        (missing, "does not exist"),
+        (unsynced, "not a mirror yet"),
+    ):
+        done = _serve(library)
+        assert done.returncode == 2, done.stderr
+        assert expected in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not missing.parent.exists() and not unsynced.exists()
+    assert notes.read_text(encoding="utf-8") == "not a library\n"

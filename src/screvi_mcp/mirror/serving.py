@@ -367,6 +367,10 @@ for _name in _WRITES:
 
 def check_mirror(path: Path, api_key: str | None, base_url: str) -> dict[str, str]:
     """Refuse to serve a file that is not a mirror, or a mirror of another account."""
+    if not path.exists():  # not created just to say so
+        raise MirrorMismatch(
+            f"{path} is not a mirror yet: run `screvi-mcp sync --library {path}` first"
+        )
     library = Library.open(path)
     try:
         state = store.read_state(library.connection())
