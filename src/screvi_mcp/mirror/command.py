@@ -68,7 +68,12 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from screvi_mcp.client.client import DEFAULT_BASE_URL
-    from screvi_mcp.client.errors import ScreviError
+    from screvi_mcp.client.errors import (
+        InvalidApiKeyError,
+        MissingApiKeyError,
+        ScreviError,
+        SubscriptionRequiredError,
+    )
     from screvi_mcp.local import preflight
     from screvi_mcp.local.library import Library
     from screvi_mcp.mirror.identity import MirrorMismatch
@@ -94,6 +99,11 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     base_url = os.environ.get(config.BASE_URL_ENV, "").strip() or DEFAULT_BASE_URL
+    try:
+        config.check_base_url(base_url)  # as the server checks it at start-up
+    except config.ConfigurationProblem as problem:
+        _tell(f"screvi-mcp sync: {problem}")
+        return 2
     path = Path(args.library).expanduser() if args.library else default_mirror_path()
     try:
         # As every command that opens a library: a folder, a file that is not a library or
@@ -136,6 +146,14 @@ def run(args: argparse.Namespace) -> int:
             "to continue from where it stopped."
         )
         return 130
+    except (InvalidApiKeyError, MissingApiKeyError, SubscriptionRequiredError) as error:
+        # Not something a re-run fixes: the key (never shown) or the account must change.
+        _tell(
+            f"screvi-mcp sync: refused: {error}. Check {config.API_KEY_ENV} (and "
+            f"{config.BASE_URL_ENV}, the server it is a key for); nothing was changed by "
+            "this run."
+        )
+        return 1
     except ScreviError as error:
         # The client's errors never carry the key; the message says what to do.
         _tell(
