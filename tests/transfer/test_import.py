@@ -348,3 +348,32 @@ def test_a_re_import_keeps_what_the_reader_edited_in_the_library(tmp_path: Path)
     kept = next(h for h in contents(library_path) if h["id"] == imported["id"])
     assert kept["note"] == "Latin, again" and report.highlights[Outcome.updated] == 1
     assert kept["content"] == "Stat rosa pristina"  # unchanged in the file: still the reader's
+
+
+def test_a_page_only_passage_extended_later_replaces_the_imported_one(tmp_path: Path) -> None:
+    """Sideloaded PDFs and personal documents have pages but no Kindle locations. A passage
+    highlighted again longer was kept once within one file, but across imports the longer
+    version came in as a second highlight beside the one imported before (its key is by
+    page and text, and only location ranges were linked to earlier versions)."""
+    library_path = tmp_path / "library.sqlite"
+    short = clip(
+        "Report (PDF)",
+        "- Your Highlight on page 5 | Added on Monday, 3 March 2024 10:15:02",
+        "the cat sat",
+    )
+    longer = clip(
+        "Report (PDF)",
+        "- Your Highlight on page 5 | Added on Monday, 3 March 2024 10:19:02",
+        "the cat sat on the mat",
+    )
+    clippings = tmp_path / "My Clippings.txt"
+    clippings.write_text(short, encoding="utf-8")
+    jobs.import_file("kindle", clippings, library_path, embed=False)
+    [first] = contents(library_path)
+    clippings.write_text(short + longer, encoding="utf-8")  # the device appends the new clip
+    report = jobs.import_file("kindle", clippings, library_path, embed=False)
+    assert report.new_highlights == 0 and report.highlights[Outcome.updated] == 1
+    [kept] = contents(library_path)
+    assert kept["id"] == first["id"] and kept["content"] == "the cat sat on the mat"
+    again = jobs.import_file("kindle", clippings, library_path, embed=False)
+    assert again.new_highlights == 0 and again.highlights[Outcome.unchanged] == 1

@@ -103,7 +103,8 @@ def _validated(
         except imports.ImportRejected as problem:
             report.rejected.append(Notice(record.line, str(problem)))
             continue
-        ready.append((record, source, HighlightItem(record.key, record.source_key, body)))
+        item = HighlightItem(record.key, record.source_key, body, record.earlier_keys)
+        ready.append((record, source, item))
     return ready
 
 
@@ -150,7 +151,8 @@ def _with_earlier_keys(
                 if key != item.key and _same_passage_span((a, b), (start, end))
             )
             if earlier:
-                item = HighlightItem(item.key, item.source_key, item.body, earlier)
+                keys = tuple(dict.fromkeys((*item.earlier_keys, *earlier)))
+                item = HighlightItem(item.key, item.source_key, item.body, keys)
         linked.append((record, source, item))
     return linked
 

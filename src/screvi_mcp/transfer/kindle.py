@@ -120,6 +120,9 @@ class Clip:
     date: str | None
     text: str
     notes: list[str] = field(default_factory=list)
+    # Import keys of the earlier versions of this passage in the file (highlighted again
+    # longer or shorter): an import that stored one of them updates it to this version.
+    superseded: list[str] = field(default_factory=list)
 
     @property
     def span(self) -> tuple[int, int] | None:
@@ -364,6 +367,7 @@ def parse(path: str, raw: bytes) -> ParsedFile:
         if earlier is not None:
             same_book.remove(earlier)
             kept.remove(earlier)
+            clip.superseded.extend([_highlight_key(earlier), *earlier.superseded])
             parsed.skip("earlier versions of a highlight extended or edited later")
         same_book.append(clip)
         kept.append(clip)
@@ -418,14 +422,15 @@ def _record(clip: Clip) -> ImportRecord:
     source: dict[str, object] = {"name": clip.title or "Untitled", "type": "book"}
     if clip.author:
         source["author"] = clip.author
-    key = _highlight_key(clip)
-    scope = key.rsplit(":", 1)[0] + ":" if clip.location is not None else None
+    own_key = _highlight_key(clip)
+    scope = own_key.rsplit(":", 1)[0] + ":" if clip.location is not None else None
     return ImportRecord(
         line=clip.line,
         source_key=book_key(clip.title, clip.author),
         source=source,
-        key=key,
+        key=own_key,
         highlight=highlight,
         scope=scope,
         span=clip.location,
+        earlier_keys=tuple(dict.fromkeys(key for key in clip.superseded if key != own_key)),
     )

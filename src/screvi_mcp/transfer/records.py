@@ -37,6 +37,9 @@ class ImportRecord:
     highlight: dict[str, Any]
     scope: str | None = None
     span: tuple[int, int] | None = None
+    # Keys of earlier versions of this highlight found in the same file (a Kindle passage
+    # highlighted again): an item imported under one of them is this highlight.
+    earlier_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
