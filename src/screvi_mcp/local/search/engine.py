@@ -187,6 +187,7 @@ def reads_as_unknown_name(index: SemanticSide, text: str) -> bool:
 
 def multilingual_later(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     """An English query's non-English matches, fused after the English ones."""
+    query = _with_meaningful_case(query)
     min_relevance = min(max(query.min_relevance, 0.0), 1.0)
     return multilingual.later_matches(library, query.q.strip(), query.filters(), min_relevance)
 
