@@ -91,6 +91,16 @@ def test_json_export_uses_the_api_shapes(tmp_path: Path) -> None:
     assert set(document["highlights"][0]) >= {"id", "content", "note", "source", "tags"}
 
 
+def library_id(library_path: Path) -> str:
+    library = Library.open(library_path)
+    try:
+        identity = library.get_setting("library_id")
+        assert identity
+        return identity
+    finally:
+        library.close()
+
+
 def notes(folder: Path) -> dict[str, str]:
     return {path.name: path.read_text(encoding="utf-8") for path in sorted(folder.glob("*.md"))}
 
@@ -112,6 +122,7 @@ def test_markdown_notes_are_updated_in_place_and_lose_deleted_highlights(tmp_pat
         'type: "book"\n'
         "tags: []\n"
         f'source_id: "{almanac_id}"\n'
+        f'library_id: "{library_id(library_path)}"\n'
         "---\n"
     )
     assert "**Note:** Compare with the tide tables in chapter two." in almanac
@@ -239,3 +250,87 @@ def test_exported_files_get_the_usual_permissions(tmp_path: Path) -> None:
         assert {stat.S_IMODE(p.stat().st_mode) for p in folder.glob("*.md")} == {0o644}
     finally:
         os.umask(old_umask)
+
+
+def _library_with(path: Path, *names: str) -> dict[str, str]:
+    """A library holding one book per name, each with one highlight; returns name -> id."""
+    library = Library.open(path)
+    try:
+        ids = {}
+        for name in names:
+            source = source_store.create(library, SourceCreate(name=name, type="book"))
+            highlight_store.create_many(
+                library,
+                [HighlightCreate(content=f"A passage of {name}.", source_id=source["id"])],
+                bulk=False,
+            )
+            ids[name] = source["id"]
+        return ids
+    finally:
+        library.close()
+
+
+def test_a_markdown_export_never_removes_notes_another_library_wrote(tmp_path: Path) -> None:
+    """Two libraries exported into one vault: the second export counted every note of the
+    first library as a note "of a source left without highlights" (its source is not in the
+    second library) and deleted it. Notes now say which library wrote them, and an export
+    rewrites or removes only its own."""
+    first, second = tmp_path / "first.sqlite", tmp_path / "second.sqlite"
+    first_ids = _library_with(first, "Moby-Dick", "Walden")
+    second_ids = _library_with(second, "Middlemarch", "Walden")  # a book both hold
+    vault = tmp_path / "vault"
+    export_library("markdown", vault, first)
+    from_first = notes(vault)
+    assert len(from_first) == 2
+
+    summary = export_library("markdown", vault, second)
+    assert "removed" not in summary
+    after = notes(vault)
+    for name, text in from_first.items():
+        assert after[name] == text  # untouched: neither removed nor rewritten
+    assert len(after) == 4  # the second Walden got a name of its own
+    assert sum(f'source_id: "{second_ids["Walden"]}"' in text for text in after.values()) == 1
+
+    # The second library loses a source: its note goes, the first library's stay.
+    library = Library.open(second)
+    source_store.delete(library, second_ids["Middlemarch"], cascade=True)
+    library.close()
+    summary = export_library("markdown", vault, second)
+    assert "removed 1 notes" in summary
+    after = notes(vault)
+    assert "Middlemarch.md" not in after
+    for name, text in from_first.items():
+        assert after[name] == text
+    # And the first library still finds and updates its own notes.
+    library = Library.open(first)
+    source_store.delete(library, first_ids["Moby-Dick"], cascade=True)
+    library.close()
+    export_library("markdown", vault, first)
+    assert "Moby-Dick.md" not in notes(vault) and "Walden.md" in notes(vault)
+
+
+def test_notes_of_earlier_versions_are_removed_only_when_the_library_held_their_source(
+    tmp_path: Path,
+) -> None:
+    """A note written before notes carried a library id is this library's only when its
+    source_id is a source the library holds or held; any other such note is left alone."""
+    library_path, other = tmp_path / "library.sqlite", tmp_path / "other.sqlite"
+    ids = _library_with(library_path, "Moby-Dick", "Walden")
+    _library_with(other, "Middlemarch")
+    vault = tmp_path / "vault"
+    export_library("markdown", vault, library_path)
+    export_library("markdown", vault, other)
+    for path in vault.glob("*.md"):  # as an earlier version wrote them: no library_id line
+        text = path.read_text(encoding="utf-8")
+        path.write_text(re.sub(r"^library_id: .*\n", "", text, flags=re.M), encoding="utf-8")
+    assert all("library_id" not in text for text in notes(vault).values())
+
+    library = Library.open(library_path)
+    source_store.delete(library, ids["Moby-Dick"], cascade=True)
+    library.close()
+    summary = export_library("markdown", vault, library_path)
+    assert "removed 1 notes" in summary
+    after = notes(vault)
+    assert set(after) == {"Walden.md", "Middlemarch.md"}
+    assert "library_id" in after["Walden.md"]  # adopted: rewritten with the marker
+    assert "library_id" not in after["Middlemarch.md"]  # not this library's: untouched

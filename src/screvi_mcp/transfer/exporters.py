@@ -4,11 +4,15 @@ Everything is read through the API client (the API's own shapes, the wire models
 export sees exactly what an agent sees: live highlights only, with their tags and metadata.
 
 - `markdown DIR`: one note per source. Each note has YAML front matter (title, author, type,
-  tags, source_id) and the highlights inside a generated region, each ending with a stable
-  Obsidian block id `^h-<highlight id>`. Exporting again rewrites the front matter and the
-  region in place (a note is found by its `source_id`, even if renamed), keeps anything the
-  reader wrote outside the region, drops highlights deleted since, and removes notes of
-  sources that have no live highlight left (unless the reader wrote in them).
+  tags, source_id, library_id) and the highlights inside a generated region, each ending with
+  a stable Obsidian block id `^h-<highlight id>`. Exporting again rewrites the front matter
+  and the region in place (a note is found by its `source_id`, even if renamed), keeps
+  anything the reader wrote outside the region, drops highlights deleted since, and removes
+  notes of sources that have no live highlight left (unless the reader wrote in them).
+  Only this library's notes are touched: `library_id` is the library's own id (a setting made
+  on first export), and a note of another library is never rewritten or removed. A note an
+  earlier version wrote (no `library_id`) is this library's only when its `source_id` is a
+  source this library holds or held (ids are random UUIDs); any other is left alone.
 - `csv FILE`: Readwise's export columns, so `import readwise` reads it back (round trip).
 - `json FILE`: `{exported_at, sources: [Source], highlights: [Highlight]}`.
 """
@@ -21,7 +25,8 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +35,7 @@ import anyio
 
 from screvi_mcp.embedded import embedded_client
 from screvi_mcp.local import clock
+from screvi_mcp.local.library import Library
 from screvi_mcp.models import Highlight, Source
 from screvi_mcp.progress import ProgressReporter
 from screvi_mcp.transfer.readwise import COLUMNS, FAVORITE_TAG
@@ -49,7 +55,11 @@ _REGION = re.compile(
 )
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 _SOURCE_ID_LINE = re.compile(r"^source_id:\s*\"?([^\"\n]+)\"?\s*$", re.MULTILINE)
+_LIBRARY_ID_LINE = re.compile(r"^library_id:\s*\"?([^\"\n]*)\"?\s*$", re.MULTILINE)
 STANDALONE_ID = "standalone"
+# The library's own id, written in each note's front matter: which notes it may rewrite or
+# remove. Made on first export; kept in the library's settings.
+LIBRARY_ID_SETTING = "library_id"
 
 
 @dataclass
@@ -209,7 +219,9 @@ def _yaml(value: str | None) -> str:
     return "null" if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def front_matter(source: Source | None, highlights: list[Highlight]) -> str:
+def front_matter(
+    source: Source | None, highlights: list[Highlight], library_id: str | None = None
+) -> str:
     names: dict[str, str] = {}
     for tag in [*(source.tags if source else []), *(t for h in highlights for t in h.tags)]:
         names.setdefault(tag.name.casefold(), tag.name)
@@ -223,6 +235,7 @@ def front_matter(source: Source | None, highlights: list[Highlight]) -> str:
         + ", ".join(_yaml(name) for name in sorted(names.values(), key=str.casefold))
         + "]",
         f"source_id: {_yaml(source.id if source else STANDALONE_ID)}",
+        *([f"library_id: {_yaml(library_id)}"] if library_id else []),
         "---",
     ]
     return "\n".join(lines) + "\n"
@@ -246,7 +259,12 @@ def highlight_block(highlight: Highlight) -> str:
     return "\n".join(lines) + f"\n\n^h-{highlight.id}\n"
 
 
-def note_text(source: Source | None, highlights: list[Highlight], existing: str | None) -> str:
+def note_text(
+    source: Source | None,
+    highlights: list[Highlight],
+    existing: str | None,
+    library_id: str | None = None,
+) -> str:
     region = (
         REGION_BEGIN
         + "\n\n"
@@ -255,7 +273,7 @@ def note_text(source: Source | None, highlights: list[Highlight], existing: str 
         + REGION_END
         + "\n"
     )
-    head = front_matter(source, highlights)
+    head = front_matter(source, highlights, library_id)
     if existing is None:
         title = source.name if source else "Standalone highlights"
         return f"{head}\n# {title}\n\n{region}"
@@ -273,9 +291,21 @@ def _slug(name: str) -> str:
     return cleaned[:80] or "Untitled"
 
 
-def _existing_notes(folder: Path) -> dict[str, Path]:
-    found: dict[str, Path] = {}
-    for path in folder.glob("*.md"):
+@dataclass(frozen=True)
+class ExistingNote:
+    """A note an export generated: the source it is for and the library that wrote it
+    (None: written before notes said so)."""
+
+    path: Path
+    source_id: str
+    library_id: str | None
+
+
+def existing_notes(folder: Path) -> list[ExistingNote]:
+    found: list[ExistingNote] = []
+    if not folder.is_dir():
+        return found
+    for path in sorted(folder.glob("*.md")):
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -284,8 +314,28 @@ def _existing_notes(folder: Path) -> dict[str, Path]:
         if head and _REGION.search(text):
             match = _SOURCE_ID_LINE.search(head.group(1))
             if match:
-                found[match.group(1).strip()] = path
+                owner = _LIBRARY_ID_LINE.search(head.group(1))
+                found.append(
+                    ExistingNote(
+                        path, match.group(1).strip(), owner.group(1).strip() if owner else None
+                    )
+                )
     return found
+
+
+def _own_notes(
+    notes: Iterable[ExistingNote], library_id: str, held_sources: set[str]
+) -> dict[str, Path]:
+    """This library's notes by source id: those it wrote, and those an earlier version wrote
+    (no library id) for a source this library holds or held. Every other note — another
+    library's, or an old one for a source unknown here — is never rewritten or removed."""
+    own: dict[str, Path] = {}
+    for note in notes:
+        if note.library_id == library_id or (
+            note.library_id is None and note.source_id in held_sources
+        ):
+            own[note.source_id] = note.path
+    return own
 
 
 def _reader_wrote(text: str) -> bool:
@@ -295,11 +345,20 @@ def _reader_wrote(text: str) -> bool:
     return bool(lines)
 
 
-def write_markdown(dump: LibraryDump, folder: Path) -> tuple[int, int, int]:
-    """Write the notes; returns (notes written, notes removed, highlights)."""
+def write_markdown(
+    dump: LibraryDump,
+    folder: Path,
+    library_id: str,
+    held_sources: set[str] | None = None,
+) -> tuple[int, int, int]:
+    """Write the notes; returns (notes written, notes removed, highlights).
+
+    `held_sources`: the ids, among those of notes without a library id, of sources this
+    library holds or held (deleted ones too): which of those old notes are its own.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     sources = {source.id: source for source in dump.sources}
-    existing = _existing_notes(folder)
+    existing = _own_notes(existing_notes(folder), library_id, held_sources or set())
     used = {path.name.casefold() for path in folder.glob("*.md")}
     written = count = 0
     for source_id, highlights in dump.by_source().items():
@@ -312,13 +371,10 @@ def write_markdown(dump: LibraryDump, folder: Path) -> tuple[int, int, int]:
         path = existing.get(source_id)
         previous = path.read_text(encoding="utf-8") if path is not None else None
         if path is None:
-            stem = _slug(source.name if source else "Standalone highlights")
-            name = f"{stem}.md"
-            if name.casefold() in used:
-                name = f"{stem} ({source_id[:8]}).md"
-            used.add(name.casefold())
-            path = folder / name
-        text = note_text(source, highlights, previous)
+            path = folder / _free_name(
+                _slug(source.name if source else "Standalone highlights"), source_id, used
+            )
+        text = note_text(source, highlights, previous, library_id)
         if text != previous:
             _write_text(path, text)
         written += 1
@@ -330,11 +386,52 @@ def write_markdown(dump: LibraryDump, folder: Path) -> tuple[int, int, int]:
             continue
         text = path.read_text(encoding="utf-8")
         if _reader_wrote(text):
-            _write_text(path, note_text(sources.get(source_id), [], text))
+            _write_text(path, note_text(sources.get(source_id), [], text, library_id))
         else:
             path.unlink()
             removed += 1
     return written, removed, count
+
+
+def _free_name(stem: str, source_id: str, used: set[str]) -> str:
+    """A file name no note in the folder has (another library's note may hold the first
+    choices: it is never overwritten)."""
+    candidates = [f"{stem}.md", f"{stem} ({source_id[:8]}).md"]
+    candidates.extend(f"{stem} ({source_id[:8]}) {n}.md" for n in range(2, 10_000))
+    for name in candidates:
+        if name.casefold() not in used:
+            used.add(name.casefold())
+            return name
+    raise OSError(f"no free file name for {stem!r}")
+
+
+def library_identity(library_path: Path, note_sources: Iterable[str] = ()) -> tuple[str, set[str]]:
+    """The library's id (made and stored on first use), and which of `note_sources` are
+    sources it holds or held (a deleted source keeps its row)."""
+    library = Library.open(library_path)
+    try:
+        identity = library.get_setting(LIBRARY_ID_SETTING)
+        if identity is None:
+            with library.write() as conn:
+                # Another export may have made one meanwhile: the first stays.
+                conn.execute(
+                    "INSERT OR IGNORE INTO settings(key, value) VALUES (?, ?)",
+                    (LIBRARY_ID_SETTING, str(uuid.uuid4())),
+                )
+            identity = library.get_setting(LIBRARY_ID_SETTING)
+            assert identity is not None
+        held: set[str] = set()
+        wanted = sorted(set(note_sources))
+        conn = library.connection()
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = conn.execute(
+                f"SELECT id FROM sources WHERE id IN ({', '.join('?' * len(chunk))})", chunk
+            )
+            held.update(str(row["id"]) for row in rows)
+        return identity, held
+    finally:
+        library.close()
 
 
 # -- the job --------------------------------------------------------------------------------
@@ -352,6 +449,12 @@ def export_library(
         raise ValueError(f"{kind} export writes one file; give a file name, not a directory")
     if not library_path.exists():
         raise ValueError(f"no library at {library_path} (give it with --library PATH)")
+    library_id, held = "", set[str]()
+    if kind == "markdown":
+        # Which library this is, and which notes of earlier versions are its own: before
+        # reading, so that a library that cannot be opened fails before any work.
+        old_notes = [n.source_id for n in existing_notes(target) if n.library_id is None]
+        library_id, held = library_identity(library_path, old_notes)
     dump = anyio.run(read_library, library_path, progress)
     if progress is not None:
         progress.finish()
@@ -361,7 +464,7 @@ def export_library(
     if kind == "json":
         count = write_json(dump, target)
         return f"Exported {len(dump.sources)} sources and {count} highlights to {target}"
-    written, removed, count = write_markdown(dump, target)
+    written, removed, count = write_markdown(dump, target, library_id, held)
     return f"Exported {count} highlights as {written} notes to {target}" + (
         f"; removed {removed} notes of sources with no highlights left" if removed else ""
     )
