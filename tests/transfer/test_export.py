@@ -13,7 +13,7 @@ from screvi_mcp.local.store import highlights as highlight_store
 from screvi_mcp.local.store import sources as source_store
 from screvi_mcp.local.store.highlights import HighlightFilters
 from screvi_mcp.models import Highlight, Source
-from screvi_mcp.transfer import jobs
+from screvi_mcp.transfer import jobs, readwise
 from screvi_mcp.transfer.exporters import export_library
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -334,3 +334,89 @@ def test_notes_of_earlier_versions_are_removed_only_when_the_library_held_their_
     assert set(after) == {"Walden.md", "Middlemarch.md"}
     assert "library_id" in after["Walden.md"]  # adopted: rewritten with the marker
     assert "library_id" not in after["Middlemarch.md"]  # not this library's: untouched
+
+
+def test_a_csv_export_read_into_a_fresh_library_keeps_types_and_tags_with_commas(
+    tmp_path: Path,
+) -> None:
+    """Readwise's CSV has no type column and writes tags comma-separated. Read into a fresh
+    library, an export came back with every video, custom collection, PDF, personal note and
+    tweet without an @ author as a `book`, and a tag named "history, ancient" as two tags.
+    The export now adds columns of its own (ignored by Readwise) that the importer reads."""
+    from screvi_mcp.local.store import imports
+
+    library_path = tmp_path / "library.sqlite"
+    library = Library.open(library_path)
+    try:
+        made = []
+        for kind, author in (
+            ("video", "A Channel"),
+            ("custom", None),
+            ("tweet", "Ada Quill"),  # no @: the guess would say book
+            ("podcast", "Host"),
+            ("pdf", "A. Writer"),
+            ("article", "Blogger"),
+            ("book", "Novelist"),
+        ):
+            with library.write() as conn:
+                source_id = source_store.insert(
+                    conn,
+                    imports.validate_source(
+                        {
+                            "name": f"A {kind}",
+                            "type": kind,
+                            **({"author": author} if author else {}),
+                        }
+                    ),
+                )
+            made.append(
+                HighlightCreate(
+                    content=f"Said in a {kind},\nover two lines.",
+                    source_id=source_id,
+                    note=f"My note on the {kind}, with a comma.",
+                    tags=["history, ancient", "plain"],
+                    location=42,
+                    date="2024-03-03T10:15:02.250Z",
+                    favorite=kind in ("video", "pdf"),
+                )
+            )
+        made.append(HighlightCreate(content="A thought of my own.", tags=["mine, really"]))
+        highlight_store.create_many(library, made, bulk=False)
+    finally:
+        library.close()
+    original = stored(library_path)
+    exported = tmp_path / "export.csv"
+    export_library("csv", exported, library_path)
+    header = exported.read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[:11] == list(readwise.COLUMNS)  # Readwise's columns first, as it writes them
+
+    fresh = tmp_path / "fresh.sqlite"
+    report = jobs.import_file("readwise", exported, fresh, embed=False)
+    assert not report.rejected and not report.notices, report.summary("")
+    after = stored(fresh)
+    assert comparable(after) == comparable(original)
+    assert {row["source"]["type"] for row in after} == {
+        "video",
+        "custom",
+        "tweet",
+        "podcast",
+        "pdf",
+        "article",
+        "book",
+        "self",
+    }
+    assert {tag["name"] for row in after for tag in row["tags"]} == {
+        "history, ancient",
+        "plain",
+        "mine, really",
+    }
+    assert sum(row["favorite"] for row in after) == 2
+    assert {row["date"] for row in after if row["source"]["type"] != "self"} == {
+        "2024-03-03T10:15:02.250000Z"
+    }
+    # Read back into the fresh library again: nothing new, the personal notes are one source.
+    again = jobs.import_file("readwise", exported, fresh, embed=False)
+    assert again.new_highlights == 0 and again.sources["created"] == 0
+    # And into the library it came from.
+    again = jobs.import_file("readwise", exported, library_path, embed=False)
+    assert again.new_highlights == 0 and again.sources["created"] == 0

@@ -13,7 +13,9 @@ export sees exactly what an agent sees: live highlights only, with their tags an
   on first export), and a note of another library is never rewritten or removed. A note an
   earlier version wrote (no `library_id`) is this library's only when its `source_id` is a
   source this library holds or held (ids are random UUIDs); any other is left alone.
-- `csv FILE`: Readwise's export columns, so `import readwise` reads it back (round trip).
+- `csv FILE`: Readwise's export columns, so `import readwise` reads it back (round trip),
+  then columns of ours Readwise ignores: the source type, and the tag names as JSON lists (a
+  name may hold a comma), which Readwise's CSV cannot carry.
 - `json FILE`: `{exported_at, sources: [Source], highlights: [Highlight]}`.
 """
 
@@ -28,6 +30,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,14 @@ from screvi_mcp.local import clock
 from screvi_mcp.local.library import Library
 from screvi_mcp.models import Highlight, Source
 from screvi_mcp.progress import ProgressReporter
-from screvi_mcp.transfer.readwise import COLUMNS, FAVORITE_TAG
+from screvi_mcp.transfer.readwise import (
+    COLUMNS,
+    DOCUMENT_TAGS_COLUMN,
+    EXTRA_COLUMNS,
+    FAVORITE_TAG,
+    SOURCE_TYPE_COLUMN,
+    TAGS_COLUMN,
+)
 
 PAGE_SIZE = 100
 # The in-process library serves the export: its per-key request limit is for agents, and
@@ -126,7 +136,9 @@ def csv_row(highlight: Highlight, source: Source | None) -> dict[str, str]:
         location_type = _LOCATION_TYPE_BY_SOURCE[source_type]
     date = ""
     if highlight.date is not None:
-        date = highlight.date.strftime("%Y-%m-%d %H:%M:%S+00:00")
+        # Readwise's form; the fraction of a second only when there is one.
+        date = highlight.date.astimezone(UTC).isoformat(sep=" ")
+    document_tags = [tag.name for tag in source.tags] if source else []
     return {
         "Highlight": highlight.content,
         "Book Title": highlight.source.name if highlight.source else "",
@@ -140,7 +152,10 @@ def csv_row(highlight: Highlight, source: Source | None) -> dict[str, str]:
         "Location Type": location_type,
         "Location": location,
         "Highlighted at": date,
-        "Document tags": ", ".join(tag.name for tag in source.tags) if source else "",
+        "Document tags": ", ".join(document_tags),
+        SOURCE_TYPE_COLUMN: source_type,
+        TAGS_COLUMN: json.dumps([tag.name for tag in highlight.tags], ensure_ascii=False),
+        DOCUMENT_TAGS_COLUMN: json.dumps(document_tags, ensure_ascii=False),
     }
 
 
@@ -157,7 +172,7 @@ def write_csv(dump: LibraryDump, target: Path) -> int:
             rows.append(csv_row(highlight, source))
 
     def write(handle: Any) -> None:
-        writer = csv.DictWriter(handle, fieldnames=list(COLUMNS), lineterminator="\n")
+        writer = csv.DictWriter(handle, fieldnames=[*COLUMNS, *EXTRA_COLUMNS], lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
 

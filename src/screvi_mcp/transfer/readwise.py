@@ -7,6 +7,12 @@ and Book Title are required; the others are read when present.
 Readwise has no column for the kind of document, so the source type is told from the data:
 a tweet author (`@name`) or a "Tweets From" title is a tweet, a time location a podcast, a
 web offset an article, a book with an Amazon id or a page/location a book.
+
+`export csv` adds columns of its own after Readwise's (Readwise ignores columns it does not
+know, and a real Readwise export has none of them): `Screvi Source Type`, the source's type,
+and `Screvi Tags` / `Screvi Document Tags`, the tag names as a JSON list (Readwise's Tags
+column is comma-separated, which splits a name holding a comma). When present they are read
+instead of guessing the type and splitting the tag columns.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 from typing import Any
 
 from screvi_mcp.local import clock
@@ -39,6 +46,14 @@ COLUMNS: tuple[str, ...] = (
     "Highlighted at",
     "Document tags",
 )
+# Written by `export csv` after Readwise's own columns; read when present.
+SOURCE_TYPE_COLUMN = "Screvi Source Type"
+TAGS_COLUMN = "Screvi Tags"
+DOCUMENT_TAGS_COLUMN = "Screvi Document Tags"
+EXTRA_COLUMNS: tuple[str, ...] = (SOURCE_TYPE_COLUMN, TAGS_COLUMN, DOCUMENT_TAGS_COLUMN)
+# Source types the type column may give (the API's enum; `youtube` is the legacy `video`).
+KNOWN_SOURCE_TYPES = ("book", "article", "tweet", "self", "podcast", "video", "custom", "pdf")
+LEGACY_SOURCE_TYPES = {"youtube": "video"}
 REQUIRED = ("Highlight", "Book Title")
 FAVORITE_TAG = "favorite"
 # Location Type values, as Readwise writes them, mapped to what they tell about the source.
@@ -63,6 +78,50 @@ def source_type(row: dict[str, str]) -> str:
 def split_tags(text: str) -> list[str]:
     """Readwise writes tags comma-separated; names keep their inner spaces."""
     return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _tag_list(
+    row: dict[str, str], json_column: str, readwise_column: str, line: int, parsed: ParsedFile
+) -> list[str]:
+    """The tag names of a row: from our JSON column when the file has one and it holds a
+    list of names, else Readwise's comma-separated column."""
+    text = row.get(json_column, "").strip()
+    if text:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, list) and all(isinstance(name, str) for name in value):
+            return [name.strip() for name in value if name.strip()]
+        parsed.notices.append(
+            Notice(
+                line,
+                f"{json_column} is not a JSON list of names ({_shown(text)}); "
+                f"read {readwise_column} instead",
+            )
+        )
+    return split_tags(row.get(readwise_column, ""))
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _source_type(row: dict[str, str], line: int, parsed: ParsedFile) -> str:
+    """The type our column gives, else the one the data suggests (`source_type`)."""
+    given = row.get(SOURCE_TYPE_COLUMN, "").strip().lower()
+    given = LEGACY_SOURCE_TYPES.get(given, given)
+    if given in KNOWN_SOURCE_TYPES:
+        return given
+    guessed = source_type(row)
+    if given:
+        parsed.notices.append(
+            Notice(
+                line,
+                f"{SOURCE_TYPE_COLUMN} {_shown(given)} is not a source type; imported as {guessed}",
+            )
+        )
+    return guessed
 
 
 def source_key(title: str, author: str, kind: str) -> str:
@@ -152,15 +211,17 @@ def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord 
         parsed.rejected.append(Notice(line, "empty Book Title"))
         return None
     author = row.get("Book Author", "").strip()
-    kind = source_type(row)
+    kind = _source_type(row, line, parsed)
     source: dict[str, Any] = {"name": title, "type": kind}
     if author:
         source["author"] = author
     asin = row.get("Amazon Book ID", "").strip()
     if asin:
         source["asin"] = asin
-    tags = split_tags(row.get("Tags", ""))
-    for name in split_tags(row.get("Document tags", "")):
+    tags = _tag_list(row, TAGS_COLUMN, "Tags", line, parsed)
+    if any(name.casefold() == FAVORITE_TAG for name in split_tags(row.get("Tags", ""))):
+        tags.append(FAVORITE_TAG)  # our Tags JSON holds tag names; Tags says favourite
+    for name in _tag_list(row, DOCUMENT_TAGS_COLUMN, "Document tags", line, parsed):
         if name.casefold() not in {tag.casefold() for tag in tags}:
             tags.append(name)
     # Readwise marks favourites with a tag; the library has a field for it.

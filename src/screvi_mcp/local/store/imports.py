@@ -40,8 +40,9 @@ from screvi_mcp.local.store import sources as source_store
 from screvi_mcp.local.store import tags as tag_store
 from screvi_mcp.local.store.errors import Invalid, StoreError
 
-# Imported sources may be of any type a library holds, except the single personal-notes
-# source. `article` sources made by an import carry highlights only: no saved page behind them.
+# Imported sources may be of any type a library holds. `article` sources made by an import
+# carry highlights only: no saved page behind them. `self` (the personal notes, one per
+# library) is the library's own: an import adds to it, and makes it only when there is none.
 IMPORTABLE_SOURCE_TYPES: tuple[str, ...] = (
     "book",
     "article",
@@ -50,6 +51,7 @@ IMPORTABLE_SOURCE_TYPES: tuple[str, ...] = (
     "video",
     "custom",
     "pdf",
+    "self",
 )
 
 
@@ -272,6 +274,14 @@ def _lookup(conn: sqlite3.Connection, kind: str, keys: Sequence[str]) -> str | N
 def _write_source(conn: sqlite3.Connection, item: SourceItem) -> tuple[str | None, Outcome]:
     body = item.body
     target = _lookup(conn, "source", [item.key])
+    if target is None and body.type == "self":
+        # The personal notes are one source whatever its name: add to the library's own.
+        row = conn.execute(
+            "SELECT id FROM sources WHERE type = 'self' AND deleted_at IS NULL"
+        ).fetchone()
+        if row is not None:
+            target = str(row["id"])
+            _remember(conn, "source", item.key, target)
     if target is None:
         # The same book may already be there: made by hand, or by another importer. Of the
         # same type first; then of any type, since a file format may not say the type (a
