@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 import logging
 import os
+import shlex
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -411,6 +412,20 @@ def cmd_library_rate_limit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _folder_given(kind: str, folder: Path) -> str:
+    """What to say when `import` is given a folder: for Kindle, the clippings file in it
+    (the device's root or its documents folder), if there is one."""
+    if kind == "kindle":
+        for candidate in (folder / "documents" / "My Clippings.txt", folder / "My Clippings.txt"):
+            if candidate.is_file():
+                return f"{folder} is a folder; give the file: {shlex.quote(str(candidate))}"
+        return (
+            f"{folder} is a folder; give the clippings file (My Clippings.txt, in the "
+            "device's documents folder)"
+        )
+    return f"{folder} is a folder; give the Readwise export file (a .csv)"
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """`import kindle|readwise PATH`: parse whole, validate, write in batches, summarise."""
     import sqlite3
@@ -421,6 +436,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     from screvi_mcp.transfer.records import MalformedFile
 
     path = Path(args.path).expanduser()
+    if path.is_dir():
+        print(f"screvi-mcp: {_folder_given(args.format, path)}", file=sys.stderr)
+        return 1
     if not path.is_file():
         print(f"screvi-mcp: no file at {path}", file=sys.stderr)
         return 1

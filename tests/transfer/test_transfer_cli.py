@@ -217,3 +217,85 @@ def test_the_embedding_after_an_import_shows_progress(
         capsys, "import", "kindle", str(clippings), "--library", str(library), "--quiet"
     )
     assert code == 0 and "embedding:" not in quiet
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "text", "expected"),
+    [
+        ("kindle", "My Clippings.txt", "", "the file is empty"),
+        ("kindle", "My Clippings.txt", "\n\r\n  \n", "the file is empty"),
+        ("readwise", "export.csv", "", "the file is empty"),
+        (
+            "readwise",
+            "export.csv",
+            "Highlight,Book Title,Book Author,Amazon Book ID,Note,Color,Tags,Location Type,"
+            "Location,Highlighted at,Document tags\n",
+            "header row but no highlights",
+        ),
+    ],
+)
+def test_an_empty_or_header_only_file_says_there_was_nothing_to_import(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
+    name: str,
+    text: str,
+    expected: str,
+) -> None:
+    """An empty clippings file or a CSV with only its header imported 0 items and said
+    nothing about it: the summary looked like a run on a file already imported."""
+    source = tmp_path / name
+    source.write_text(text, encoding="utf-8")
+    library = str(tmp_path / "library.sqlite")
+    code, out, err = run(capsys, "import", kind, str(source), "--library", library, "--quiet")
+    assert code == 0 and out == ""
+    assert re.search(rf"^  warning: .*{expected}.*nothing to import$", err, re.M), err
+    assert "Traceback" not in err
+
+
+def test_a_date_the_importer_cannot_read_is_reported_and_the_highlight_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A "Highlighted at" neither ISO 8601 nor a date in words was dropped without a word;
+    the highlight came in undated and the reader never knew."""
+    source = tmp_path / "export.csv"
+    source.write_text(
+        "Highlight,Book Title,Highlighted at\n"
+        "Dated well.,A Book,2024-03-03 10:15:02+00:00\n"
+        "Dated oddly.,A Book,sometime last spring\n",
+        encoding="utf-8",
+    )
+    library = tmp_path / "library.sqlite"
+    code, _, err = run(
+        capsys, "import", "readwise", str(source), "--library", str(library), "--quiet"
+    )
+    assert code == 0, err
+    assert "highlights  2 new" in err
+    assert "line 3: Highlighted at 'sometime last spring' is not a date" in err
+    assert "imported without a date" in err
+    with sqlite3.connect(library) as conn:
+        dates = dict(conn.execute("SELECT content, date FROM highlights").fetchall())
+    assert dates["Dated oddly."] is None and dates["Dated well."] is not None
+
+
+def test_a_folder_given_to_import_is_called_a_folder_and_the_clippings_file_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`import kindle /media/Kindle` said "no file at /media/Kindle": true, but no help.
+    It now says it is a folder and, when the clippings file is inside, which file to give."""
+    device = tmp_path / "Kindle"
+    (device / "documents").mkdir(parents=True)
+    library = str(tmp_path / "library.sqlite")
+    code, out, err = run(capsys, "import", "kindle", str(device), "--library", library)
+    assert code == 1 and out == ""
+    assert f"{device} is a folder" in err and "no file at" not in err
+    assert "My Clippings.txt" in err
+    clippings = device / "documents" / "My Clippings.txt"
+    clippings.write_text("", encoding="utf-8")
+    for given in (device, device / "documents"):
+        code, _, err = run(capsys, "import", "kindle", str(given), "--library", library)
+        assert code == 1
+        assert f"{given} is a folder; give the file: '{clippings}'" in err, err
+    code, _, err = run(capsys, "import", "readwise", str(device), "--library", library)
+    assert code == 1 and f"{device} is a folder; give the Readwise export file" in err
+    assert not Path(library).exists()

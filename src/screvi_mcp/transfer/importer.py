@@ -36,6 +36,7 @@ class ImportReport:
     notices: list[Notice] = field(default_factory=list)
     rejected: list[Notice] = field(default_factory=list)
     new_sources: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def new_highlights(self) -> int:
@@ -70,6 +71,7 @@ class ImportReport:
         lines = [
             format_summary(title + (" (dry run: nothing written)" if self.dry_run else ""), rows)
         ]
+        lines.extend(f"  warning: {warning}" for warning in self.warnings)
         if self.dry_run and self.new_sources:
             shown = self.new_sources[:SHOWN_NEW_SOURCES]
             lines.extend(f"  would create source: {name}" for name in shown)
@@ -198,6 +200,7 @@ def run_import(
     report = ImportReport(dry_run=dry_run, records=len(parsed.records))
     report.skipped = dict(parsed.skipped)
     report.notices = list(parsed.notices)
+    report.warnings = list(parsed.warnings)
     report.rejected = list(parsed.rejected)
     ready = _with_earlier_keys(library, _validated(parsed, report))
     report.rejected.sort(key=lambda notice: notice.line)

@@ -29,6 +29,7 @@ from datetime import datetime
 from difflib import SequenceMatcher
 
 from screvi_mcp.transfer.records import (
+    EMPTY_FILE,
     ImportRecord,
     MalformedFile,
     Notice,
@@ -340,6 +341,12 @@ def parse(path: str, raw: bytes) -> ParsedFile:
     """Parse a whole clippings file into import records (nothing is written here)."""
     parsed = ParsedFile()
     clips = read_clips(path, raw, parsed)
+    if not clips and not parsed.records and not parsed.rejected and not parsed.notices:
+        parsed.warnings.append(
+            EMPTY_FILE
+            if not decode_text(path, raw).strip()
+            else "no clips found in the file: nothing to import (is it My Clippings.txt?)"
+        )
     kept: list[Clip] = []
     notes: list[Clip] = []
     by_book: dict[tuple[str, str | None], list[Clip]] = {}

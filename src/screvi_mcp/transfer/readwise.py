@@ -26,6 +26,7 @@ from typing import Any
 from screvi_mcp.local import clock
 from screvi_mcp.transfer.kindle import parse_date
 from screvi_mcp.transfer.records import (
+    EMPTY_FILE,
     ImportRecord,
     MalformedFile,
     Notice,
@@ -163,7 +164,8 @@ def parse(path: str, raw: bytes) -> ParsedFile:
         header = next(reader, None)
     except csv.Error as error:
         raise MalformedFile(path, 1, f"unreadable header: {error}") from None
-    if header is None:
+    if header is None or not any(name.strip() for name in header):
+        parsed.warnings.append(EMPTY_FILE)
         return parsed
     names = [name.strip() for name in header]
     missing = [name for name in REQUIRED if name not in names]
@@ -175,6 +177,7 @@ def parse(path: str, raw: bytes) -> ParsedFile:
             + ",".join(COLUMNS),
         )
     line = reader.line_num
+    rows = 0
     while True:
         start = line + 1
         try:
@@ -198,6 +201,11 @@ def parse(path: str, raw: bytes) -> ParsedFile:
         record = _record(start, dict(zip(names, fields, strict=True)), parsed)
         if record is not None:
             parsed.records.append(record)
+        rows += 1
+    if not rows:
+        parsed.warnings.append(
+            "the file has a header row but no highlights: there was nothing to import"
+        )
     return parsed
 
 
@@ -250,9 +258,18 @@ def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord 
         highlight["location"] = location
     elif raw_location:
         metadata["location"] = raw_location
-    date = _date(row.get("Highlighted at", ""))
+    raw_date = row.get("Highlighted at", "").strip()
+    date = _date(raw_date)
     if date is not None:
         highlight["date"] = date
+    elif raw_date:
+        parsed.notices.append(
+            Notice(
+                line,
+                f"Highlighted at {_shown(raw_date)} is not a date this importer reads; "
+                "the highlight is imported without a date",
+            )
+        )
     key_source = source_key(title, author, kind)
     digest = hashlib.sha1(content.encode()).hexdigest()[:16]
     return ImportRecord(

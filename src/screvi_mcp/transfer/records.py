@@ -59,9 +59,14 @@ class ParsedFile:
     rejected: list[Notice] = field(default_factory=list)
     # Counted only: bookmarks, superseded versions of a highlight.
     skipped: dict[str, int] = field(default_factory=dict)
+    # About the whole file (it is empty, it has only a header): shown first in the summary.
+    warnings: list[str] = field(default_factory=list)
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
+EMPTY_FILE = "the file is empty: there was nothing to import"
 
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
