@@ -76,3 +76,43 @@ def test_summary_and_durations_read_well() -> None:
         "3m05s",
         "1h02m",
     ]
+
+
+def test_a_stopped_job_says_it_stopped_and_after_how_much() -> None:
+    """An interrupted or paused phase ended "done in Xs", as if it had finished."""
+    clock, out = FakeClock(), io.StringIO()
+    progress = ProgressReporter(
+        "importing", total=1000, unit="highlights", stream=out, is_tty=False, clock=clock
+    )
+    clock.now += 2
+    progress.advance(300)
+    progress.finish(stopped=True)
+    assert out.getvalue().splitlines() == [
+        "importing: 300/1,000 highlights (30%) · 150 highlights/s · stopped after 300 of 1,000 "
+        "(2.0s)"
+    ]
+    out = io.StringIO()
+    try:
+        with ProgressReporter("export", stream=out, is_tty=False, clock=clock) as progress:
+            progress.advance(10)
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass
+    assert out.getvalue().endswith("stopped after 10 (0.0s)\n")
+
+
+def test_a_sync_phase_cut_short_says_stopped_but_a_short_count_of_a_finished_run_does_not() -> None:
+    from screvi_mcp.mirror.report import PhaseProgress
+
+    out = io.StringIO()
+    phases = PhaseProgress(stream=out)
+    phases.advance("highlights", 990, 1000)  # fewer than announced: deleted meanwhile
+    phases.close(stopped=False)
+    phases.advance("articles", 40, 100)  # the run paused here
+    phases.close(stopped=True)
+    phases.advance("tags", 5, 5)  # paused between phases: this one had finished
+    phases.close(stopped=True)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("sync highlights: 990/1,000") and "done in" in lines[0]
+    assert lines[1].startswith("sync articles: 40/100") and "stopped after 40 of 100" in lines[1]
+    assert "done in" in lines[2]

@@ -90,6 +90,7 @@ class ProgressReporter:
         # Plain lines start one interval in, so a short job prints only its end line.
         self._last_draw = float("-inf") if self._tty else self._started
         self._finished_at: float | None = None
+        self._stopped = False
 
     # -- counting -------------------------------------------------------------------------
 
@@ -108,10 +109,16 @@ class ProgressReporter:
         """The `(done, total)` callback shape other modules take."""
         self.update(done, total)
 
-    def finish(self) -> float:
-        """Draw the final line (once) and return the elapsed seconds."""
+    def finish(self, *, stopped: bool = False) -> float:
+        """Draw the final line (once) and return the elapsed seconds.
+
+        `stopped`: the job ended before this work was done (interrupted, paused, failed):
+        the line ends "stopped after N of M" instead of "done". Say it only when the work
+        was cut short, not when the count merely fell short of an estimated total.
+        """
         if self._finished_at is None:
             self._finished_at = self._clock()
+            self._stopped = stopped
             if self._enabled:
                 self._write_line(final=True)
         return self.elapsed
@@ -125,7 +132,7 @@ class ProgressReporter:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.finish()
+        self.finish(stopped=exc_type is not None)
 
     # -- measures -------------------------------------------------------------------------
 
@@ -166,7 +173,11 @@ class ProgressReporter:
 
     def _tail(self) -> list[str]:
         if self._finished_at is not None:
-            return [f"done in {format_duration(self.elapsed)}"]
+            took = format_duration(self.elapsed)
+            if self._stopped:
+                of = "" if self.total is None else f" of {self.total:,}"
+                return [f"stopped after {self.done:,}{of} ({took})"]
+            return [f"done in {took}"]
         eta = self.eta()
         if eta is None or (self.total is not None and self.done >= self.total):
             return []

@@ -187,6 +187,9 @@ def test_ctrl_c_mid_import_says_what_was_kept_without_a_traceback(tmp_path: Path
     assert process.returncode == 130, err
     assert out == "" and "Traceback" not in err and "KeyboardInterrupt" not in err
     assert "interrupted" in err and "run the same command again" in err
+    # The phase Ctrl-C cut short says so; its line used to end "done in", like a finished one.
+    progress = [line for line in err.splitlines() if line.startswith(("importing:", "embedding:"))]
+    assert progress and "stopped after" in progress[-1] and "done in" not in progress[-1], err
     with sqlite3.connect(library) as conn:
         highlights = conn.execute("SELECT count(*) FROM highlights").fetchone()[0]
         keys = conn.execute("SELECT count(*) FROM import_keys WHERE kind = 'highlight'")

@@ -124,13 +124,16 @@ def run(args: argparse.Namespace) -> int:
     async def sync() -> int:
         client, clock = build_client(api_key, base_url, settings)
         library = Library.open(path)
+        complete = False
         try:
             async with client:
                 summary = await run_sync(
                     library, client, clock, api_key=api_key, settings=settings, reporter=progress
                 )
+            # Paused at --time-limit, or done but the embedding wait ended first.
+            complete = summary.finished and not summary.waiting_for_vectors
         finally:
-            progress.close()
+            progress.close(stopped=not complete)
             library.close()
         _tell(summary_text(summary))
         return 0 if summary.finished else 3

@@ -47,9 +47,14 @@ class PhaseProgress:
         assert self._current is not None
         self._current[1].update(done, total)
 
-    def close(self) -> None:
+    def close(self, *, stopped: bool = False) -> None:
+        """End the current phase's line. `stopped`: the run ended before finishing it (paused,
+        interrupted, failed); the line says so unless the phase had in fact reached its
+        total (a run paused between phases)."""
         if self._current is not None:
-            self._current[1].finish()
+            reporter = self._current[1]
+            short = reporter.total is None or reporter.done < reporter.total
+            reporter.finish(stopped=stopped and short)
             self._current = None
 
 

@@ -470,7 +470,12 @@ def export_library(
         # reading, so that a library that cannot be opened fails before any work.
         old_notes = [n.source_id for n in existing_notes(target) if n.library_id is None]
         library_id, held = library_identity(library_path, old_notes)
-    dump = anyio.run(read_library, library_path, progress)
+    try:
+        dump = anyio.run(read_library, library_path, progress)
+    except BaseException:
+        if progress is not None:
+            progress.finish(stopped=True)  # Ctrl-C or a failure: not "done"
+        raise
     if progress is not None:
         progress.finish()
     if kind == "csv":

@@ -89,7 +89,12 @@ def import_file(
 
             attach_semantic_index(library, backfill="never")
         reporter = progress("importing") if progress is not None else None
-        report = run_import(library, parsed, dry_run=dry_run, progress=reporter)
+        try:
+            report = run_import(library, parsed, dry_run=dry_run, progress=reporter)
+        except BaseException:
+            if reporter is not None:
+                reporter.finish(stopped=True)  # Ctrl-C or a failure: not "done"
+            raise
         if reporter is not None:
             reporter.finish()
         if embed and not dry_run:
@@ -98,7 +103,12 @@ def import_file(
             from screvi_mcp.local.search.attach import embed_waiting_highlights
 
             embedding = progress("embedding") if progress is not None else None
-            embed_waiting_highlights(library, embedding)
+            try:
+                embed_waiting_highlights(library, embedding)
+            except BaseException:
+                if embedding is not None and embedding.total:
+                    embedding.finish(stopped=True)
+                raise
             if embedding is not None and embedding.total:
                 embedding.finish()
         return report
