@@ -194,6 +194,18 @@ def test_embedded_mode_without_the_local_extra_is_refused(
     # (Hosted mode without the extra is run for real by scripts/check_wheel.sh.)
 
 
+def test_the_sample_without_the_local_extra_is_refused_as_the_server_refuses(
+    tmp_path: Path, screvi: Screvi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`screvi-mcp sample` on a base install loaded the sample keyword-only and exited 0;
+    the embedded server it is meant for then refused to start. It now refuses up front."""
+    for name in EXTRA_MODULES:
+        monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed
+    library = tmp_path / "library.sqlite3"
+    assert_refused(screvi("sample", "--library", str(library)), "`local` extra", "SCREVI_API_KEY")
+    assert not library.exists()
+
+
 def assert_no_pypi_install_advice(line: str) -> None:
     """screvi-mcp is not on PyPI: `pip install 'screvi-mcp[local]'` fails today, and would
     install whoever takes the name there. Advice points at the checkout or wheel instead."""

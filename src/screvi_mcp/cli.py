@@ -353,7 +353,10 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
     from screvi_mcp.sample import load_sample
 
-    path = _checked_library_path(args)
+    # The sample is there to try the embedded server's search: without the `local` extra
+    # that server refuses to start, so the sample is refused the same way, up front, rather
+    # than loaded keyword-only into a library nothing will serve.
+    path = _checked_library_path(args, embedded_server=True)
     sources, highlights = anyio.run(load_sample, path)
     if sources:
         # Writes answer before they are embedded; a one-shot command finishes the job.
