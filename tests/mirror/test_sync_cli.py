@@ -111,3 +111,21 @@ def test_a_refused_key_is_reported_as_a_key_problem_not_as_something_to_retry(
     code, err = _sync(capsys, monkeypatch, mirror_path, key=wrong_key, base_url=stand_in.base_url)
     assert code == 1 and wrong_key not in err
     assert "SCREVI_API_KEY" in err and "run again to continue" not in err
+
+
+def test_an_address_where_nothing_answers_is_reported_at_once_not_after_minutes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mistyped port or no network: the sync's patient retries (made for an outage in the
+    middle of a long run) kept a new user waiting about 80 s for "run again". The first
+    contact is tried briefly; nothing is created when nobody answers."""
+    import time
+
+    library = tmp_path / "mirror.sqlite3"
+    started = time.monotonic()
+    code, err = _sync(capsys, monkeypatch, library, key="sk_live_x", base_url=NOBODY)
+    assert time.monotonic() - started < 15, err
+    assert code == 1, err
+    assert "nothing answers at http://127.0.0.1:18799/api/v1" in err
+    assert "SCREVI_BASE_URL" in err and "Traceback" not in err and "sk_live_x" not in err
+    assert not library.exists()

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from screvi_mcp import config
 from screvi_mcp.contract import MAX_PER_PAGE
+
+if TYPE_CHECKING:
+    from screvi_mcp.mirror.sync import SyncSettings
 
 DEFAULT_MIRROR_NAME = "mirror.sqlite3"
 # Below the hosted 100 requests a minute, leaving room for an MCP server using the same key.
@@ -61,6 +66,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the same account)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines, only the summary")
+
+
+# The first request of a run gets a few seconds, not the sync's patient retries (up to 10
+# minutes, made for an outage in the middle of a long run): when nothing answers at all, the
+# address or the network is wrong, and waiting longer cannot fix that.
+FIRST_CONTACT_RETRY_SECONDS = 3.0
+
+
+async def _answers(api_key: str, base_url: str, settings: SyncSettings) -> bool:
+    """Whether anything answers at `base_url`: one small page, briefly retried. Any answer
+    counts, a refusal of the key too: the run itself checks the mirror's identity first
+    and then meets the same refusal, and reports both as it always has."""
+    from screvi_mcp.client.errors import ScreviAPIError, ScreviConnectionError
+    from screvi_mcp.client.retry import RetryPolicy
+    from screvi_mcp.mirror.sync import build_client
+
+    brief = RetryPolicy(
+        max_retries=2, base_delay=0.5, max_delay=2.0, max_total_wait=FIRST_CONTACT_RETRY_SECONDS
+    )
+    client, _ = build_client(api_key, base_url, dataclasses.replace(settings, retry=brief))
+    try:
+        async with client:
+            await client.list_highlights(per_page=1)
+    except ScreviConnectionError:
+        return False
+    except ScreviAPIError:
+        return True
+    return True
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,6 +155,12 @@ def run(args: argparse.Namespace) -> int:
     _tell(f"screvi-mcp sync: mirroring {base_url} into {path}")
 
     async def sync() -> int:
+        if not await _answers(api_key, base_url, settings):
+            _tell(
+                f"screvi-mcp sync: nothing answers at {base_url}: check {config.BASE_URL_ENV} "
+                "(its host and port) and the network; nothing was changed by this run."
+            )
+            return 1
         client, clock = build_client(api_key, base_url, settings)
         library = Library.open(path)
         complete = False
