@@ -388,5 +388,54 @@ def test_a_query_in_title_case_finds_what_it_finds_in_lower_case(
     assert seqs(semantic_library, "HOW DO I KEEP BREAD FRESH") == lower
     # Without the rule the capital on "Bread" reads as the title of "Bread Notes", whose
     # starter and proofing highlights then lead.
-    monkeypatch.setattr(engine, "case_normalised", lambda text: text)
+    monkeypatch.setattr(engine, "searched_text", lambda text: text)
     assert seqs(semantic_library, "How Do I Keep Bread Fresh")[0] != linen
+
+
+# --- words that only ask for the reader's items are not searched -------------------------
+
+
+def test_the_words_that_frame_a_topic_are_dropped_and_nothing_else() -> None:
+    from screvi_mcp.local.search.query_text import searched_text
+
+    for framed in (
+        "what did I save about stoicism?",
+        "highlights about stoicism",
+        "show me all quotes I saved about stoicism",
+        "do I have any highlights on stoicism",
+        "anything in my library on stoicism",
+        "search for stoicism",
+        "stoicism quotes",
+        "Highlights About Stoicism",
+    ):
+        assert searched_text(framed) == "stoicism", framed
+    # Topics that merely start or end like a frame, and titles, are searched whole.
+    for whole in (
+        "how to save money",
+        "what I learned about failure",
+        "find your position at sea",
+        "lines of longitude",
+        "reading notes",
+        "my notes",
+        "Notes on Building Software",
+        "what does Emerson say about conformity",
+    ):
+        assert searched_text(whole) == whole, whole
+    assert searched_text("highlights about") == "highlights about"  # only a frame: kept
+
+
+def test_a_framed_question_finds_what_its_topic_finds(
+    library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.local.search import engine
+    from screvi_mcp.local.search.language import case_normalised
+
+    tagged = rows.highlight(
+        "Men are disturbed not by things, but by their views of them.", tags=["Stoicism"]
+    )
+    rows.highlight("Save a little every month and the habit does the rest.")
+    q = "what did I save about stoicism?"
+    assert seqs(library, q) == seqs(library, "stoicism") == [tagged]
+    # Without the rule the keyword side wants "save" in the highlight too.
+    monkeypatch.setattr(engine, "searched_text", case_normalised)
+    assert seqs(library, q) != [tagged]

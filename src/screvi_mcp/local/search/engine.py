@@ -21,9 +21,9 @@ from screvi_mcp.local.search.fusion import (
     reciprocal_rank_fusion,
 )
 from screvi_mcp.local.search.keyword import keyword_ranking
-from screvi_mcp.local.search.language import case_normalised
 from screvi_mcp.local.search.named_sources import named_source
 from screvi_mcp.local.search.query_gate import judge_admits
+from screvi_mcp.local.search.query_text import searched_text
 from screvi_mcp.local.search.registry import SemanticSide, semantic_index_for
 
 log = logging.getLogger("screvi_mcp.local.search")
@@ -68,7 +68,7 @@ class SearchHit:
 
 def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
     """The requested page of fused hits and the total number of hits."""
-    query = _with_meaningful_case(query)
+    query = _searched(query)
     conn = library.connection()
     filters = query.filters()
     text = query.q.strip()
@@ -133,7 +133,7 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
 
 def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     """The semantic matches search fuses for `query`, best first (empty without an index)."""
-    query = _with_meaningful_case(query)
+    query = _searched(query)
     index = semantic_index_for(library)
     text = query.q.strip()
     if index is None:
@@ -170,10 +170,10 @@ def semantic_side(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     return matches
 
 
-def _with_meaningful_case(query: SearchQuery) -> SearchQuery:
-    """`query` with a Title Case or all-capitals text in lower case (language.py says why:
-    capitals on every word say nothing, and the rules that read capitals misread them)."""
-    text = case_normalised(query.q)
+def _searched(query: SearchQuery) -> SearchQuery:
+    """`query` with only the text search ranks by (query_text.py): no frame such as
+    "highlights about", no trailing "?", no capitals that say nothing."""
+    text = searched_text(query.q)
     return query if text == query.q else dataclasses.replace(query, q=text)
 
 
@@ -187,7 +187,7 @@ def reads_as_unknown_name(index: SemanticSide, text: str) -> bool:
 
 def multilingual_later(library: Library, query: SearchQuery) -> list[SemanticMatch]:
     """An English query's non-English matches, fused after the English ones."""
-    query = _with_meaningful_case(query)
+    query = _searched(query)
     min_relevance = min(max(query.min_relevance, 0.0), 1.0)
     return multilingual.later_matches(library, query.q.strip(), query.filters(), min_relevance)
 
