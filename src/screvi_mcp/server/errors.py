@@ -74,6 +74,21 @@ def _per_minute(error: RateLimitedError) -> str:
     return f"{error.limit} " if error.limit else ""
 
 
+# Which tool lists the ids of what a not-found target names ("Tag ML" -> list_tags).
+_ID_LISTS: tuple[tuple[str, str], ...] = (
+    ("Tag ", "list_tags (tag_id takes an id, not a name)"),
+    ("Source ", "list_sources (search= a name) or search_highlights"),
+    ("Article ", "list_articles (q= words of its title)"),
+)
+
+
+def _where_ids_are(target: str) -> str:
+    return next(
+        (tools for prefix, tools in _ID_LISTS if target.startswith(prefix)),
+        "search_highlights or a list_* tool",
+    )
+
+
 def describe(error: ScreviError, target: str | None = None) -> str:
     """One message: `[code] what happened. Next: what to do.`
 
@@ -130,7 +145,7 @@ def describe(error: ScreviError, target: str | None = None) -> str:
         what = target or "The item"
         advice = (
             f"{what} was not found (wrong id, or deleted). Next: find the right id with "
-            "search_highlights or a list_* tool."
+            f"{_where_ids_are(what)}."
         )
     elif isinstance(error, ConflictError):
         # The spec's two 409s: a second `self` source (its id is returned), and deleting a

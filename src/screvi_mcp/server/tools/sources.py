@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from screvi_mcp import contract
+from screvi_mcp.client import ConflictError, ScreviClient, ScreviError
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.toolkit import (
@@ -163,7 +165,26 @@ async def delete_source(
     """Delete a source. Fails while it has highlights unless cascade=true, which deletes
     them too. Saved articles cannot be deleted (archive them with update_article)."""
     async with backend.call(ctx, f"Source {source_id}") as client:
-        result = await client.delete_source(source_id, cascade=cascade)
+        try:
+            result = await client.delete_source(source_id, cascade=cascade)
+        except ConflictError:
+            if await _is_article(client, source_id):
+                # The usual 409 advice (cascade=true) cannot help: no article is deletable.
+                raise ToolError(
+                    f"[conflict] {source_id} is a saved article, and articles cannot be "
+                    "deleted, with or without cascade. Next: archive it with update_article("
+                    f'article_id="{source_id}", home_status="archive"), or ask the user.'
+                ) from None
+            raise
     removed = result.get("highlights_deleted")
     extra = f" and {removed} of its highlights" if removed else ""
     return f"Deleted source {source_id}{extra}."
+
+
+async def _is_article(client: ScreviClient, source_id: str) -> bool:
+    """Whether `source_id` is a saved article (one extra read, only after a refused delete)."""
+    try:
+        await client.get_article(source_id, max_chars=1000, highlights=False)
+    except ScreviError:
+        return False
+    return True
