@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from screvi_mcp import contract
 from screvi_mcp.server.render import ResponseFormat
@@ -123,9 +123,26 @@ def changed_fields(given: dict[str, Any], clear: Sequence[str]) -> dict[str, Any
     return changes
 
 
+# Quotes an id is often pasted with: from JSON ("…"), Python ('…') or markdown (`…`).
+_ID_QUOTES = ('"', "'", "`")
+
+
+def clean_id(value: Any) -> Any:
+    """An id as an agent pastes it, as the id: surrounding whitespace and one pair of
+    matching quotes or backticks dropped. Anything else is left for validation to judge."""
+    if not isinstance(value, str):
+        return value
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in _ID_QUOTES:
+        value = value[1:-1].strip()
+    return value
+
+
 # Argument types, with the spec's bounds, shared by several tools.
 Id = Annotated[
-    str, Field(description="UUID, as returned by another tool", min_length=1, max_length=64)
+    str,
+    BeforeValidator(clean_id),
+    Field(description="UUID, as returned by another tool", min_length=1, max_length=64),
 ]
 Page = Annotated[int, Field(ge=1, description="1-based page number")]
 Format = Annotated[

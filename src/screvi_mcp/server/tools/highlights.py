@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from screvi_mcp.contract import MAX_HIGHLIGHT_TEXT
 from screvi_mcp.server import render
@@ -21,6 +21,7 @@ from screvi_mcp.server.toolkit import (
     TagsToRemove,
     ToolSpec,
     changed_fields,
+    clean_id,
     declare,
     reading,
     writing,
@@ -40,8 +41,12 @@ class NewHighlightInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
     content: Content
     note: Note | None = None
-    source_id: str | None = Field(None, description="existing source id")
-    article_id: str | None = Field(None, description="saved article id (not with source_id)")
+    source_id: Annotated[str | None, BeforeValidator(clean_id)] = Field(
+        None, description="existing source id"
+    )
+    article_id: Annotated[str | None, BeforeValidator(clean_id)] = Field(
+        None, description="saved article id (not with source_id)"
+    )
     tags: list[str] | None = Field(None, description="tag names or ids")
     favorite: bool | None = None
     url: str | None = None
