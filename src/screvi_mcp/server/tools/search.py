@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
@@ -63,6 +64,11 @@ async def search_highlights(
     """Search the user's highlights by meaning and keywords (hybrid), best first.
     Start here for any question about what the user has read. Follow a hit's source_id
     with get_source, or an article's id with read_article, for context."""
+    if not query.strip():  # the API would name its own parameter, `q`
+        raise ToolError(
+            "[invalid_parameter] Invalid arguments — query: must contain words, not only "
+            "spaces. Next: call again with what to look for in query."
+        )
     async with backend.call(ctx) as client:
         result = await client.search(
             query,
