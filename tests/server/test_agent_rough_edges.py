@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from server_testkit import (
+    Seed,
     assert_tool_error,
     call_error,
     call_ok,
@@ -72,3 +73,51 @@ async def test_not_found_points_at_the_list_tool_that_has_the_ids(
         arguments["name"] = "machine-learning"
     text = await call_error(client, tool, arguments)
     assert_tool_error(text, "not_found", "ML", list_tool)
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        '"{id}"',  # copied with the JSON quotes around it
+        "'{id}'",
+        "`{id}`",  # copied from a markdown code span
+        "  {id}\n",
+    ],
+)
+async def test_an_id_pasted_with_quotes_or_spaces_still_finds_the_item(
+    client: Client, seed: Seed, pasted: str
+) -> None:
+    highlight = await call_ok(
+        client, "get_highlight", {"highlight_id": pasted.format(id=seed.book_highlight_id)}
+    )
+    listed = await call_ok(client, "list_highlights", {"source_id": pasted.format(id=seed.book_id)})
+    assert seed.book_highlight_id in highlight
+    assert seed.book_id in listed
+
+
+async def test_a_blank_query_names_the_query_argument(client: Client) -> None:
+    # The REST parameter is `q`; the tool's argument is `query`.
+    text = await call_error(client, "search_highlights", {"query": "   "})
+    assert_tool_error(text, "invalid_parameter", "query")
+    assert "q:" not in text, text
+
+
+async def test_reading_past_the_end_of_an_article_says_where_it_ends(
+    client: Client, seed: Seed
+) -> None:
+    # It answered "Characters 1000000–1000000 of 12000. This is the end" around an empty
+    # body, as a success: an agent that overshot learnt nothing about where to go back to.
+    text = await call_error(
+        client, "read_article", {"article_id": seed.article_id, "offset": 1_000_000}
+    )
+    length = len(seed.article_text)
+    assert_tool_error(text, "invalid_arguments", "offset", str(length))
+    assert "offset=0" in text
+
+
+async def test_a_page_past_the_end_names_the_last_page(client: Client) -> None:
+    listed = await call_ok(client, "list_highlights", {"per_page": 1})
+    pages = int(listed.rsplit("Page 1 of ", 1)[1].split(" ", 1)[0])
+    assert pages > 1
+    text = await call_ok(client, "list_highlights", {"per_page": 1, "page": pages + 5})
+    assert f"the last page is {pages}" in text, text

@@ -108,7 +108,10 @@ def page_line(pagination: Pagination, noun: str) -> str:
     if pagination.has_more:
         return f"{span} — call again with page={pagination.page + 1} for more."
     if pagination.page > pagination.total_pages:
-        return f"{span} — page {pagination.page} is past the end; use page=1."
+        return (
+            f"{span} — page {pagination.page} is past the end; the last page is "
+            f"{pagination.total_pages}."
+        )
     return f"{span}."
 
 

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 import anyio
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from screvi_mcp import contract
@@ -157,6 +158,13 @@ async def read_article(
     async with backend.call(ctx, f"Article {article_id}") as client:
         article = await client.get_article(
             article_id, format=format, offset=offset, max_chars=max_chars, highlights=False
+        )
+    if article.content is not None and offset > 0 and offset >= article.content_length:
+        # Not an empty chunk read as success: say where the article ends.
+        raise ToolError(
+            f"[invalid_arguments] offset {offset} is past the end of article {article_id}, "
+            f"whose {format} body is {article.content_length} characters long. Next: call "
+            "again with a smaller offset, or offset=0 to read from the start."
         )
     return render.article_chunk(article)
 
