@@ -238,7 +238,7 @@ async def test_query_bounds_raise_invalid_parameter_without_a_request(
         (lambda c: c.create_source("n", "article"), "type"),
         (lambda c: c.update_article("a", title="t" * 501), "title"),
         (lambda c: c.update_article("a", home_status="trash"), "home_status"),
-        (lambda c: c.create_tag("t" * 101), "name[0]"),
+        (lambda c: c.create_tag("t" * 101), "name"),
         (lambda c: c.add_highlight_tags("h", ["ok", ""]), "tags[1]"),
     ],
 )

@@ -121,3 +121,23 @@ async def test_a_page_past_the_end_names_the_last_page(client: Client) -> None:
     assert pages > 1
     text = await call_ok(client, "list_highlights", {"per_page": 1, "page": pages + 5})
     assert f"the last page is {pages}" in text, text
+
+
+@pytest.mark.parametrize("tool", ["create_tag", "update_tag"])
+async def test_a_blank_tag_name_is_named_name_not_name_0(
+    client: Client, seed: Seed, tool: str
+) -> None:
+    arguments = {"name": "   "} | ({"tag_id": seed.tag_id} if tool == "update_tag" else {})
+    text = await call_error(client, tool, arguments)
+    assert_tool_error(text, "validation_failed", "name: ")
+    assert "name[0]" not in text, text
+
+
+async def test_both_parents_reads_without_pydantic_noise(client: Client, seed: Seed) -> None:
+    text = await call_error(
+        client,
+        "create_highlight",
+        {"content": "x", "source_id": seed.book_id, "article_id": seed.article_id},
+    )
+    assert_tool_error(text, "validation_failed", "source_id or article_id, not both")
+    assert "Value error" not in text, text

@@ -1064,7 +1064,7 @@ class ScreviClient:
 
     async def create_tag(self, name: str, *, color: str | None = None) -> CreatedTag:
         """POST /tags. An existing name (any case) returns that tag with `created=False`."""
-        p.check_tags([name], field="name")
+        p.check_tag_name(name)
         payload: dict[str, Any] = {"name": name}
         if color is not None:
             payload["color"] = color
@@ -1081,7 +1081,7 @@ class ScreviClient:
     ) -> Tag:
         """PATCH /tags/{id}: rename or recolour; a name clash raises `ValidationFailedError`."""
         if not isinstance(name, Unset):
-            p.check_tags([name], field="name")
+            p.check_tag_name(name)
         response = await self._request(
             "PATCH", f"tags/{p.path_id(tag_id, 'tag')}", json_body=p.body(name=name, color=color)
         )

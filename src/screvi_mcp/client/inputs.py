@@ -53,7 +53,9 @@ def validation_error(error: ValidationError, prefix: str = "") -> ValidationFail
     for problem in error.errors():
         location = [str(part) for part in problem["loc"]]
         name = ".".join(location) if location else "body"
-        fields[prefix + name] = problem["msg"]
+        message = str(problem["msg"])
+        # A rule of the model's own (one parent, not both) reads as its reason alone.
+        fields[prefix + name] = message.removeprefix("Value error, ")
     return ValidationFailedError("Validation failed", status=422, fields=fields, from_server=False)
 
 

@@ -185,6 +185,19 @@ def check_tags(tags: Sequence[str] | Unset | None, field: str = "tags") -> list[
     return items
 
 
+def check_tag_name(name: str) -> None:
+    """One tag name, its problem reported under `name` (not `name[0]`: it is no list)."""
+    try:
+        check_tags([name], field="name")
+    except ValidationFailedError as error:
+        raise ValidationFailedError(
+            "Validation failed",
+            status=422,
+            fields={"name": error.fields["name[0]"]},
+            from_server=False,
+        ) from None
+
+
 def check_types(types: str | Sequence[str] | None) -> list[str] | None:
     """The comma-separated `types` filter of search and random."""
     if types is None:
