@@ -141,3 +141,13 @@ async def test_both_parents_reads_without_pydantic_noise(client: Client, seed: S
     )
     assert_tool_error(text, "validation_failed", "source_id or article_id, not both")
     assert "Value error" not in text, text
+
+
+def test_counts_of_one_read_in_the_singular() -> None:
+    from screvi_mcp.server.render import counted
+
+    assert counted(1, "highlights") == "1 highlight"
+    assert counted(1, "matches") == "1 match"
+    assert counted(1, "tags") == "1 tag"
+    assert counted(0, "articles") == "0 articles"
+    assert counted(2, "sources") == "2 sources"

@@ -427,7 +427,7 @@ async def test_remove_article_tags_not_found(client: Client) -> None:
 async def test_list_tags(client: Client, seed: Seed) -> None:
     text = await call_ok(client, "list_tags")
     assert text.startswith("2 tags:")
-    assert f"psychology — 1 highlights, 0 articles (id {seed.tag_id})" in text
+    assert f"psychology — 1 highlight, 0 articles (id {seed.tag_id})" in text
 
 
 async def test_list_tags_without_subscription(library_path: Path) -> None:

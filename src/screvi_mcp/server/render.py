@@ -100,11 +100,21 @@ def _match(result: SearchResult, fmt: ResponseFormat) -> str:
     return ", ".join(parts)
 
 
+_SINGULAR = {"matches": "match"}
+
+
+def counted(number: int, noun: str) -> str:
+    """'1 highlight', '2 highlights', '1 match': `noun` is the plural."""
+    if number != 1:
+        return f"{number} {noun}"
+    return f"1 {_SINGULAR.get(noun, noun.removesuffix('s'))}"
+
+
 def page_line(pagination: Pagination, noun: str) -> str:
     """'Page 1 of 7 (134 highlights) — call again with page=2 for more.'"""
     if pagination.total == 0:
         return f"No {noun} found."
-    span = f"Page {pagination.page} of {pagination.total_pages} ({pagination.total} {noun})"
+    span = f"Page {pagination.page} of {pagination.total_pages} ({counted(pagination.total, noun)})"
     if pagination.has_more:
         return f"{span} — call again with page={pagination.page + 1} for more."
     if pagination.page > pagination.total_pages:
@@ -139,7 +149,7 @@ def listing(
 
 def source(item: Source, fmt: ResponseFormat = "concise") -> str:
     by = f" by {item.author}" if item.author else ""
-    head = f"{item.name}{by} ({item.type}) — {item.highlight_count} highlights"
+    head = f"{item.name}{by} ({item.type}) — {counted(item.highlight_count, 'highlights')}"
     facts = [f"id {item.id}"]
     if item.tags:
         facts.append(f"tags: {tag_names(item.tags)}")
@@ -181,7 +191,7 @@ def article(item: Article, fmt: ResponseFormat = "concise") -> str:
     if item.reading_time_minutes:
         facts.append(f"{item.reading_time_minutes} min read")
     if item.highlight_count:
-        facts.append(f"{item.highlight_count} highlights")
+        facts.append(counted(item.highlight_count, "highlights"))
     if item.tags:
         facts.append(f"tags: {tag_names(item.tags)}")
     if item.favorite:
@@ -218,11 +228,12 @@ def tags_with_counts(items: Sequence[TagWithCounts]) -> str:
     if not items:
         return "No tags yet. Tags are created when first used (add_highlight_tags, create_tag)."
     lines = [
-        f"{tag.name} — {tag.highlight_count} highlights, {tag.article_count} articles "
+        f"{tag.name} — {counted(tag.highlight_count, 'highlights')}, "
+        f"{counted(tag.article_count, 'articles')} "
         f"(id {tag.id}{', colour ' + tag.color if tag.color else ''})"
         for tag in items
     ]
-    return "\n".join([f"{len(items)} tags:", *lines])
+    return "\n".join([f"{counted(len(items), 'tags')}:", *lines])
 
 
 def tag_list(item_tags: Sequence[Tag], what: str) -> str:

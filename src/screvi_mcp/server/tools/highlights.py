@@ -169,7 +169,7 @@ async def create_highlights_bulk(
     async with backend.call(ctx) as client:
         created = await client.create_highlights_bulk(items)
     ids = "\n".join(f"{index + 1}. {item.id}" for index, item in enumerate(created))
-    return f"Created {len(created)} highlights:\n{ids}"
+    return f"Created {render.counted(len(created), 'highlights')}:\n{ids}"
 
 
 @tool(writing("Update a highlight", destructive=True, idempotent=True))
