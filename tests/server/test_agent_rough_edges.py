@@ -143,7 +143,7 @@ async def test_both_parents_reads_without_pydantic_noise(client: Client, seed: S
     assert "Value error" not in text, text
 
 
-def test_counts_of_one_read_in_the_singular() -> None:
+async def test_counts_of_one_read_in_the_singular() -> None:
     from screvi_mcp.server.render import counted
 
     assert counted(1, "highlights") == "1 highlight"
