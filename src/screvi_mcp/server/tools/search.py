@@ -8,9 +8,11 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from screvi_mcp.client import InvalidParameterError
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
+from screvi_mcp.server.errors import describe
 from screvi_mcp.server.toolkit import Format, Page, SourceTypeName, ToolSpec, declare, reading
 
 TOOLS: list[ToolSpec] = []
@@ -65,10 +67,9 @@ async def search_highlights(
     Start here for any question about what the user has read. Follow a hit's source_id
     with get_source, or an article's id with read_article, for context."""
     if not query.strip():  # the API would name its own parameter, `q`
-        raise ToolError(
-            "[invalid_parameter] Invalid arguments — query: must contain words, not only "
-            "spaces. Next: call again with what to look for in query."
-        )
+        problem = {"query": "must contain words, not only spaces"}
+        blank = InvalidParameterError("Invalid query", status=400, fields=problem)
+        raise ToolError(describe(blank))
     async with backend.call(ctx) as client:
         result = await client.search(
             query,
