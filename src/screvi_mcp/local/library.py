@@ -156,6 +156,19 @@ class Library:
                 (key, value),
             )
 
+    def setting_once(self, key: str, make: Callable[[], str]) -> str:
+        """The setting `key`, stored as `make()` the first time it is asked for. Two
+        processes asking at once get the same value: the first one stored stays."""
+        value = self.get_setting(key)
+        if value is None:
+            with self.write() as conn:
+                conn.execute(
+                    "INSERT OR IGNORE INTO settings(key, value) VALUES (?, ?)", (key, make())
+                )
+            value = self.get_setting(key)
+        assert value is not None
+        return value
+
     def make_private(self) -> None:
         """Owner-only access to the file and its WAL files (it holds a plaintext key)."""
         if os.name != "posix":

@@ -39,6 +39,7 @@ import anyio
 from screvi_mcp.embedded import embedded_client
 from screvi_mcp.local import clock
 from screvi_mcp.local.library import Library
+from screvi_mcp.local.store import sources as source_store
 from screvi_mcp.models import Highlight, Source
 from screvi_mcp.progress import ProgressReporter
 from screvi_mcp.transfer.readwise import (
@@ -425,26 +426,8 @@ def library_identity(library_path: Path, note_sources: Iterable[str] = ()) -> tu
     sources it holds or held (a deleted source keeps its row)."""
     library = Library.open(library_path)
     try:
-        identity = library.get_setting(LIBRARY_ID_SETTING)
-        if identity is None:
-            with library.write() as conn:
-                # Another export may have made one meanwhile: the first stays.
-                conn.execute(
-                    "INSERT OR IGNORE INTO settings(key, value) VALUES (?, ?)",
-                    (LIBRARY_ID_SETTING, str(uuid.uuid4())),
-                )
-            identity = library.get_setting(LIBRARY_ID_SETTING)
-            assert identity is not None
-        held: set[str] = set()
-        wanted = sorted(set(note_sources))
-        conn = library.connection()
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            rows = conn.execute(
-                f"SELECT id FROM sources WHERE id IN ({', '.join('?' * len(chunk))})", chunk
-            )
-            held.update(str(row["id"]) for row in rows)
-        return identity, held
+        identity = library.setting_once(LIBRARY_ID_SETTING, lambda: str(uuid.uuid4()))
+        return identity, source_store.known_ids(library, note_sources)
     finally:
         library.close()
 

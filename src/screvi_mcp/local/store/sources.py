@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +101,16 @@ def get(
     ).fetchall()
     source["highlights"] = wire.highlights(conn, rows, include_metadata=include_metadata)
     return source, pagination(total, page, per_page)
+
+
+def known_ids(library: Library, source_ids: Iterable[str]) -> set[str]:
+    """Which of `source_ids` are sources this library holds or held (a deleted source keeps
+    its row), articles included."""
+    rows = library.connection().execute(
+        "SELECT id FROM sources WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(set(source_ids))),),
+    )
+    return {str(row["id"]) for row in rows}
 
 
 def create(library: Library, body: SourceCreate) -> dict[str, Any]:
