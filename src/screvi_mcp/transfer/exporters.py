@@ -21,6 +21,7 @@ export sees exactly what an agent sees: live highlights only, with their tags an
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -453,14 +454,9 @@ def export_library(
         # reading, so that a library that cannot be opened fails before any work.
         old_notes = [n.source_id for n in existing_notes(target) if n.library_id is None]
         library_id, held = library_identity(library_path, old_notes)
-    try:
+    # The reporter's own exit ends its line: "stopped after" on Ctrl-C or a failure.
+    with progress or contextlib.nullcontext():
         dump = anyio.run(read_library, library_path, progress)
-    except BaseException:
-        if progress is not None:
-            progress.finish(stopped=True)  # Ctrl-C or a failure: not "done"
-        raise
-    if progress is not None:
-        progress.finish()
     if kind == "csv":
         rows = write_csv(dump, target)
         return f"Exported {rows} highlights to {target} (Readwise CSV columns)"

@@ -89,14 +89,9 @@ def import_file(
 
             attach_semantic_index(library, backfill="never")
         reporter = progress("importing") if progress is not None else None
-        try:
+        # The reporter's own exit ends its line: "stopped after" on Ctrl-C or a failure.
+        with reporter or contextlib.nullcontext():
             report = run_import(library, parsed, dry_run=dry_run, progress=reporter)
-        except BaseException:
-            if reporter is not None:
-                reporter.finish(stopped=True)  # Ctrl-C or a failure: not "done"
-            raise
-        if reporter is not None:
-            reporter.finish()
         if embed and not dry_run:
             # Writes answer at commit and are embedded by a background queue; a one-shot
             # import leaves nothing for a server that may not be running.

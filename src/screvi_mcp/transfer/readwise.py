@@ -21,8 +21,9 @@ import csv
 import hashlib
 import io
 import json
-from typing import Any
+from typing import Any, get_args
 
+from screvi_mcp.contract import SourceTypeName
 from screvi_mcp.local import clock
 from screvi_mcp.transfer.kindle import parse_date
 from screvi_mcp.transfer.records import (
@@ -52,8 +53,9 @@ SOURCE_TYPE_COLUMN = "Screvi Source Type"
 TAGS_COLUMN = "Screvi Tags"
 DOCUMENT_TAGS_COLUMN = "Screvi Document Tags"
 EXTRA_COLUMNS: tuple[str, ...] = (SOURCE_TYPE_COLUMN, TAGS_COLUMN, DOCUMENT_TAGS_COLUMN)
-# Source types the type column may give (the API's enum; `youtube` is the legacy `video`).
-KNOWN_SOURCE_TYPES = ("book", "article", "tweet", "self", "podcast", "video", "custom", "pdf")
+# Source types the type column may give: the API's enum, with the legacy `youtube` read as
+# `video`.
+KNOWN_SOURCE_TYPES = tuple(name for name in get_args(SourceTypeName) if name != "youtube")
 LEGACY_SOURCE_TYPES = {"youtube": "video"}
 REQUIRED = ("Highlight", "Book Title")
 FAVORITE_TAG = "favorite"
