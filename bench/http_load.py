@@ -262,8 +262,8 @@ def _scale_out(settings: Settings, path: Path, ids: list[str]) -> dict[str, Any]
         out["embedded_2_workers"]["calls_per_s"], out["embedded_1_worker"]["calls_per_s"]
     )
 
-    from screvi_mcp.local.keys import create_key
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.api.keys import create_key
+    from screvi_mcp.local.storage.library import Library
 
     library = Library.open(path)
     try:

@@ -99,10 +99,10 @@ def _bulk_baseline(
 ) -> tuple[float, float]:
     """(seconds until the last bulk create answered, seconds until every highlight was
     embedded); without `embed` no index is attached and the two are the same."""
-    from screvi_mcp.local.bodies import HighlightCreate, SourceCreate
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.api.bodies import HighlightCreate, SourceCreate
     from screvi_mcp.local.search import attach
-    from screvi_mcp.local.store import highlights, sources
+    from screvi_mcp.local.storage.library import Library
+    from screvi_mcp.local.storage.store import highlights, sources
 
     library = Library.open(library_path)
     try:
@@ -140,7 +140,7 @@ def _bulk_baseline(
 
 def worker(count: int) -> dict[str, Any]:
     from screvi_mcp.local.search.embedder import load_embedder
-    from screvi_mcp.local.store.imports import Outcome
+    from screvi_mcp.local.storage.store.imports import Outcome
     from screvi_mcp.transfer import jobs
 
     text, items = clippings(count)

@@ -83,11 +83,11 @@ def _model_matches(path: Path) -> bool:
 
 
 def _build(path: Path, size: int) -> BuiltLibrary:
-    from screvi_mcp.local.app import RATE_LIMIT_SETTING
-    from screvi_mcp.local.bodies import HighlightCreate, SourceCreate
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.api.app import RATE_LIMIT_SETTING
+    from screvi_mcp.local.api.bodies import HighlightCreate, SourceCreate
     from screvi_mcp.local.search import attach
-    from screvi_mcp.local.store import highlights, sources
+    from screvi_mcp.local.storage.library import Library
+    from screvi_mcp.local.storage.store import highlights, sources
 
     library = Library.open(path)
     try:

@@ -35,7 +35,7 @@ from typing import Any
 from bench import corpus
 from bench.common import percentile, summary_ms
 
-BULK_REQUEST = 100  # the API's maximum per bulk create (local/store/highlights.MAX_BULK)
+BULK_REQUEST = 100  # the API's maximum per bulk create (local/storage/store/highlights.MAX_BULK)
 DELAY_SAMPLES = 20  # single creates timed until their vector is searchable
 
 
@@ -130,11 +130,11 @@ def _timed(library: Any, queries: list[str], *, sequential: bool) -> list[float]
 def search(path: Path, count: int) -> dict[str, Any]:
     import numpy  # noqa: F401  # imported before the baseline reading: not the library's cost
 
-    from screvi_mcp.local.library import Library
     from screvi_mcp.local.search import attach, engine
     from screvi_mcp.local.search.embedder import load_embedder
     from screvi_mcp.local.search.filters import Filters
     from screvi_mcp.local.search.keyword import keyword_ranking
+    from screvi_mcp.local.storage.library import Library
 
     rss_imports = _rss_mib()
     started = time.perf_counter()
@@ -285,15 +285,15 @@ def ingest(path: Path, count: int) -> dict[str, Any]:
     Inline and queue run twice each, in the order A B B A, and their times are averaged.
     Then the delay until a single new highlight is found by meaning, on an idle queue.
     """
-    from screvi_mcp.local import db
-    from screvi_mcp.local.bodies import HighlightCreate
-    from screvi_mcp.local.checkpointer import Checkpointer
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.api.bodies import HighlightCreate
     from screvi_mcp.local.search import attach
     from screvi_mcp.local.search import embedder as embedder_module
     from screvi_mcp.local.search.embedder import load_embedder
     from screvi_mcp.local.search.embedding_worker import EmbeddingWorker
-    from screvi_mcp.local.store import highlights
+    from screvi_mcp.local.storage import db
+    from screvi_mcp.local.storage.checkpointer import Checkpointer
+    from screvi_mcp.local.storage.library import Library
+    from screvi_mcp.local.storage.store import highlights
 
     class InCommitCheckpoints(Checkpointer):
         """No background thread: SQLite checkpoints in the commit, as before issue 17."""

@@ -47,7 +47,7 @@ from bench.common import (
 async def _measure(
     base_url: str, key: str, mirror: Path, queries: list[str], budget: int
 ) -> dict[str, Any]:
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.storage.library import Library
     from screvi_mcp.mirror.sync import SyncSettings, build_client, run_sync
 
     settings = SyncSettings(requests_per_minute=1_000_000)
@@ -97,7 +97,7 @@ async def _measure(
 async def _search_worker(mirror: Path, base_url: str, key: str, count: int) -> dict[str, Any]:
     """Each query on the mirror, then over HTTP, alternating, so load drifts hit both alike."""
     from screvi_mcp.client.client import ScreviClient
-    from screvi_mcp.local.transport import EmbeddedLibrary
+    from screvi_mcp.local.api.seam import EmbeddedLibrary
 
     queries = corpus.queries(count)
     on_mirror: list[float] = []
@@ -124,8 +124,8 @@ async def _search_worker(mirror: Path, base_url: str, key: str, count: int) -> d
 
 
 def run(size: int, query_count: int, budget: int) -> dict[str, Any]:
-    from screvi_mcp.local import keys
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.api import keys
+    from screvi_mcp.local.storage.library import Library
 
     built = libraries.library_for(size, use_cache=True)
     workdir = Path(tempfile.mkdtemp(prefix="bench-mirror-"))

@@ -131,10 +131,10 @@ def mixed_library_for(
 
 
 def _add_foreign(path: Path, count: int) -> None:
-    from screvi_mcp.local.bodies import HighlightCreate
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.api.bodies import HighlightCreate
     from screvi_mcp.local.search import attach, multilingual
-    from screvi_mcp.local.store import highlights
+    from screvi_mcp.local.storage.library import Library
+    from screvi_mcp.local.storage.store import highlights
 
     library = Library.open(path)
     try:
@@ -164,8 +164,8 @@ def measure(mixed: Path, english: Path, count: int) -> dict[str, Any]:
 
     from bench import corpus
     from bench.common import percentile, summary_ms
-    from screvi_mcp.local.library import Library
     from screvi_mcp.local.search import attach, engine, multilingual
+    from screvi_mcp.local.storage.library import Library
 
     queries = corpus.queries(count, seed=515)
     warm = corpus.queries(5, seed=99)

@@ -38,8 +38,8 @@ async def _timed(call: Callable[[], Awaitable[Any]], iterations: int) -> list[fl
 
 
 def _local_service(path: Path, ids: list[str], iterations: int) -> list[float]:
-    from screvi_mcp.local.library import Library
-    from screvi_mcp.local.store import highlights
+    from screvi_mcp.local.storage.library import Library
+    from screvi_mcp.local.storage.store import highlights
 
     library = Library.open(path)
     try:
@@ -83,7 +83,7 @@ async def _mcp_in_process(
 ) -> list[float]:
     from mcp import Client
 
-    from screvi_mcp.local import http
+    from screvi_mcp.local.api import request_pipeline as http
     from screvi_mcp.server.app import build_server
     from screvi_mcp.server.backend import Backend, BackendConfig
 

@@ -20,8 +20,8 @@ from bench import corpus
 
 
 def _search(path: Path, count: int) -> cProfile.Profile:
-    from screvi_mcp.local.library import Library
     from screvi_mcp.local.search import attach, engine
+    from screvi_mcp.local.storage.library import Library
 
     library = Library.open(path)
     attach.attach_semantic_index(library, backfill="never")
@@ -37,10 +37,10 @@ def _search(path: Path, count: int) -> cProfile.Profile:
 
 
 def _ingest(path: Path, count: int) -> cProfile.Profile:
-    from screvi_mcp.local.bodies import HighlightCreate
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.api.bodies import HighlightCreate
     from screvi_mcp.local.search import attach
-    from screvi_mcp.local.store import highlights
+    from screvi_mcp.local.storage.library import Library
+    from screvi_mcp.local.storage.store import highlights
 
     library = Library.open(path)
     attach.attach_semantic_index(library, backfill="never")

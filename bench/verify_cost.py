@@ -63,12 +63,12 @@ def _timed(action: Callable[[], object], wall: list[float], cpu: list[float]) ->
 
 
 def measure(path: Path, query_count: int) -> dict[str, Any]:
-    from screvi_mcp.local.library import Library
     from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
     from screvi_mcp.local.search.engine import SearchQuery, search
     from screvi_mcp.local.search.filters import Filters
     from screvi_mcp.local.search.index import VERIFY_LIMIT
     from screvi_mcp.local.search.query_gate import GATE_JUDGED
+    from screvi_mcp.local.storage.library import Library
 
     library = Library.open(path)
     index = attach_semantic_index(library, backfill="now")

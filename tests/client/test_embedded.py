@@ -14,8 +14,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from screvi_mcp.client import ScreviClient
-from screvi_mcp.local import app as local_app
-from screvi_mcp.local.transport import EmbeddedLibrary
+from screvi_mcp.local.api import app as local_app
+from screvi_mcp.local.api.seam import EmbeddedLibrary
 
 
 def state_app(events: list[str], keys_seen: list[str]) -> Starlette:

@@ -336,7 +336,7 @@ class IgnoresPreferences(httpx.AsyncBaseTransport):
 async def test_article_body_without_highlights_from_a_server_that_ignores_it(
     library_path: Path,
 ) -> None:
-    from screvi_mcp.local.transport import EmbeddedLibrary
+    from screvi_mcp.local.api.seam import EmbeddedLibrary
 
     library = EmbeddedLibrary(library_path)
     await library.start()
@@ -454,7 +454,7 @@ async def test_legacy_key_reads_warns_once_and_never_sends_writes(
 
 
 async def test_subscription_required(connect: ClientFactory, library_path: object) -> None:
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.storage.library import Library
 
     async with connect() as client:
         await client.list_tags()
@@ -483,7 +483,7 @@ async def test_server_rate_limit_surfaces_as_rate_limited_with_retry_after(
 
 
 async def test_embedded_client_must_be_started_first(library_path: Path) -> None:
-    from screvi_mcp.local.transport import EmbeddedLibrary
+    from screvi_mcp.local.api.seam import EmbeddedLibrary
 
     library = EmbeddedLibrary(library_path)
     client = ScreviClient("sk_live_any", base_url=library.base_url, transport=library)

@@ -13,9 +13,9 @@ from client_testkit import Keys
 
 from screvi_mcp.client import ScreviClient, ScreviError, UnexpectedResponseError
 from screvi_mcp.client.in_process import json_body, query_string
-from screvi_mcp.local.auth import SUBSCRIPTION_SETTING
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.transport import EmbeddedLibrary
+from screvi_mcp.local.api.auth import SUBSCRIPTION_SETTING
+from screvi_mcp.local.api.seam import EmbeddedLibrary
+from screvi_mcp.local.storage.library import Library
 
 BASE = "http://screvi.embedded/api/v1"
 # These change from one request to the next, whichever way it is sent.

@@ -8,8 +8,8 @@ import pytest
 
 from screvi_mcp.client import InsufficientScopeError, InvalidApiKeyError
 from screvi_mcp.embedded import embedded_client
-from screvi_mcp.local import keys
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.api import keys
+from screvi_mcp.local.storage.library import Library
 
 
 async def test_embedded_client_for_another_key_shares_the_running_app(tmp_path: Path) -> None:
@@ -47,7 +47,7 @@ async def test_hosted_callers_with_their_own_keys_share_one_connection_pool(
     reuse the owner's connections, or every call to hosted Screvi pays a new TCP and TLS
     handshake."""
     from screvi_mcp.client import RetryPolicy, ScreviClient
-    from screvi_mcp.local.app import create_app
+    from screvi_mcp.local.api.app import create_app
     from testsupport.servers import asgi_server, connection_counter
 
     path = tmp_path / "hosted.sqlite3"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from screvi_mcp.local.store.chunks import slice_content
+from screvi_mcp.local.storage.store.chunks import slice_content
 
 BODY = "".join(chr(ord("a") + i % 26) for i in range(2500))
 

@@ -11,11 +11,11 @@ import sqlite3
 import uuid
 from pathlib import Path
 
-from screvi_mcp.local import clock, db
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.keyword import keyword_ranking
-from screvi_mcp.local.store import highlights
+from screvi_mcp.local.storage import clock, db
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import highlights
 
 MIGRATION = "0013_keyword_rows_once.sql"
 ROW = "content, note, source_name, source_author, tags"

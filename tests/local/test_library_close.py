@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.storage.library import Library
 
 
 def test_close_leaves_a_running_threads_connection_to_that_thread(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from screvi_mcp.local import keys
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.api import keys
+from screvi_mcp.local.storage.library import Library
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 

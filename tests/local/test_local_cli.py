@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from screvi_mcp.cli import main
-from screvi_mcp.local import keys
-from screvi_mcp.local.app import RATE_LIMIT_SETTING
-from screvi_mcp.local.auth import SUBSCRIPTION_SETTING, identify
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.api import keys
+from screvi_mcp.local.api.app import RATE_LIMIT_SETTING
+from screvi_mcp.local.api.auth import SUBSCRIPTION_SETTING, identify
+from screvi_mcp.local.storage.library import Library
 from testsupport.servers import free_port
 
 

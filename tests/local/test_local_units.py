@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from screvi_mcp.local import key_rate_limit
-from screvi_mcp.local.errors import ApiError
-from screvi_mcp.local.query_params import QueryParams
-from screvi_mcp.local.store.articles import chunk
-from screvi_mcp.local.store.pages import like_pattern, offset, pagination
+from screvi_mcp.local.api import key_rate_limit
+from screvi_mcp.local.api.error_answers import ApiError
+from screvi_mcp.local.api.query_params import QueryParams
+from screvi_mcp.local.storage.store.articles import chunk
+from screvi_mcp.local.storage.store.pages import like_pattern, offset, pagination
 
 
 class FakeClock:

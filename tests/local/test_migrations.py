@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from screvi_mcp.local import db
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.storage import db
+from screvi_mcp.local.storage.library import Library
 
 # Each process waits for the go file, then opens (and so migrates) the same fresh library.
 _OPENER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.storage.library import Library
     go = Path(sys.argv[2])
     while not go.exists():
         time.sleep(0.002)

@@ -6,9 +6,9 @@ import re
 import uuid
 from pathlib import Path
 
-from screvi_mcp.local import clock, db
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.store import highlights
+from screvi_mcp.local.storage import clock, db
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import highlights
 
 MIGRATION = "0010_standalone_under_self.sql"
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from screvi_mcp.local import checkpointer, db
-from screvi_mcp.local.bodies import HighlightCreate
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.store import highlights
+from screvi_mcp.local.api.bodies import HighlightCreate
+from screvi_mcp.local.storage import checkpointer, db
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import highlights
 
 WAIT_SECONDS = 60.0  # a bound on waiting for the subprocess, not a timing check
 HARD = 1024 * 1024
@@ -135,10 +135,10 @@ _WRITER = textwrap.dedent(
     """
     import json, sys
     from pathlib import Path
-    from screvi_mcp.local import checkpointer, db
-    from screvi_mcp.local.bodies import HighlightCreate
-    from screvi_mcp.local.library import Library
-    from screvi_mcp.local.store import highlights
+    from screvi_mcp.local.storage import checkpointer, db
+    from screvi_mcp.local.api.bodies import HighlightCreate
+    from screvi_mcp.local.storage.library import Library
+    from screvi_mcp.local.storage.store import highlights
 
     checkpointer.WAL_HARD_BYTES = 1024 * 1024
     checkpointer.RESTART_PAGES = 64

@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from screvi_mcp.client.client import ScreviClient
-from screvi_mcp.local import keys
-from screvi_mcp.local.app import create_app
+from screvi_mcp.local.api import keys
+from screvi_mcp.local.api.app import create_app
+from screvi_mcp.local.api.key_rate_limit import KeyRateLimiter
+from screvi_mcp.local.api.seam import EmbeddedLibrary
 from screvi_mcp.local.fetching import article_rows as fetching_store
 from screvi_mcp.local.fetching.extract import ExtractedArticle
 from screvi_mcp.local.fetching.urls import normalise_url
-from screvi_mcp.local.key_rate_limit import KeyRateLimiter
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.transport import EmbeddedLibrary
+from screvi_mcp.local.storage.library import Library
 from screvi_mcp.mirror.sync import SyncSettings, SyncSummary, build_client, run_sync
 from testsupport.servers import asgi_server
 
@@ -74,7 +74,7 @@ def add_article(
                         reading_time_minutes=max(1, len(body.split()) // 200),
                     ),
                 )
-            from screvi_mcp.local.store import tags as tag_store
+            from screvi_mcp.local.storage.store import tags as tag_store
 
             if tags:
                 ids = tag_store.resolve(conn, tags)

@@ -208,7 +208,7 @@ async def test_an_edit_made_during_a_run_is_caught_by_the_next_one(
                     headers={"X-API-Key": stand_in.key},
                 ).raise_for_status()
 
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.storage.library import Library
     from screvi_mcp.mirror.sync import build_client, run_sync
 
     exact = replace(FAST, overlap=timedelta(0))  # not even the overlap's help
@@ -231,7 +231,7 @@ async def test_an_edit_made_during_a_run_is_caught_by_the_next_one(
 async def test_a_run_stopped_at_its_time_limit_moves_no_cursor_and_resumes(
     stand_in: StandIn, mirror_path: Path
 ) -> None:
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.storage.library import Library
     from screvi_mcp.mirror.sync import SyncPaused, build_client, run_sync
 
     async with stand_in.client() as client:

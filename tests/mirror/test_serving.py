@@ -26,7 +26,7 @@ from mirror_testkit import (
 from test_sync import assert_same
 
 from screvi_mcp.local.fetching.extract import ExtractedArticle
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.storage.library import Library
 from screvi_mcp.mirror.serving import FreshnessPolicy
 from screvi_mcp.server.app import build_server
 from screvi_mcp.server.backend import Backend, BackendConfig
@@ -191,8 +191,8 @@ async def test_reads_of_a_mirror_are_not_held_to_a_rate_limit(
 ) -> None:
     """The mirror file's own API limit (here 3/min, as `library rate-limit 3` sets it) does
     not apply to the server's local reads: only Screvi's traffic is rate limited."""
-    from screvi_mcp.local.app import RATE_LIMIT_SETTING
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.api.app import RATE_LIMIT_SETTING
+    from screvi_mcp.local.storage.library import Library
 
     await sync(stand_in, mirror_path)
     library = Library.open(mirror_path)

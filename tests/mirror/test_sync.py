@@ -24,8 +24,8 @@ from mirror_testkit import (
 )
 
 from screvi_mcp.client.errors import NotFoundError
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.store import mirror as mirror_store
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import mirror_rows as mirror_store
 from screvi_mcp.mirror.identity import MirrorMismatch
 from screvi_mcp.mirror.sync import SyncSettings, build_client, run_sync
 

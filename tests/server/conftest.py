@@ -83,9 +83,9 @@ def local_api(
     seeded_template: tuple[Path, Seed], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LocalApi]:
     """`screvi-mcp api` in-process: the seeded library's REST API with three kinds of key."""
-    from screvi_mcp.local.app import create_app
-    from screvi_mcp.local.keys import create_key
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.api.app import create_app
+    from screvi_mcp.local.api.keys import create_key
+    from screvi_mcp.local.storage.library import Library
 
     path = copy_library(seeded_template[0], tmp_path_factory.mktemp("api") / "lib.sqlite3")
     library = Library.open(path)

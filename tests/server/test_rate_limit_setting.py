@@ -12,8 +12,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from server_testkit import SCREVI_MCP, LocalApi, Seed, ServerProcess, call_ok, server_env
 
-from screvi_mcp.local.keys import create_key
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.api.keys import create_key
+from screvi_mcp.local.storage.library import Library
 
 # Past the 100 a minute the client would otherwise allow itself in one burst.
 CALLS = 130

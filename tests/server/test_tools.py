@@ -35,7 +35,7 @@ def client(shared_client: Client) -> Client:
 
 
 def set_subscription(library_path: Path, active: bool) -> None:
-    from screvi_mcp.local.auth import SUBSCRIPTION_SETTING
+    from screvi_mcp.local.api.auth import SUBSCRIPTION_SETTING
 
     conn = sqlite3.connect(library_path)
     try:

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 import httpx
 from starlette.applications import Starlette
 
-from screvi_mcp.local.transport import EmbeddedLibrary
+from screvi_mcp.local.api.seam import EmbeddedLibrary
 
 
 @asynccontextmanager

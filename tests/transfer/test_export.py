@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from screvi_mcp.local.bodies import HighlightCreate, SourceCreate
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.store import highlights as highlight_store
-from screvi_mcp.local.store import sources as source_store
-from screvi_mcp.local.store.highlights import HighlightFilters
+from screvi_mcp.local.api.bodies import HighlightCreate, SourceCreate
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import highlights as highlight_store
+from screvi_mcp.local.storage.store import sources as source_store
+from screvi_mcp.local.storage.store.highlights import HighlightFilters
 from screvi_mcp.models import Highlight, Source
 from screvi_mcp.transfer import jobs, readwise
 from screvi_mcp.transfer.exporters import export_library
@@ -343,7 +343,7 @@ def test_a_csv_export_read_into_a_fresh_library_keeps_types_and_tags_with_commas
     library, an export came back with every video, custom collection, PDF, personal note and
     tweet without an @ author as a `book`, and a tag named "history, ancient" as two tags.
     The export now adds columns of its own (ignored by Readwise) that the importer reads."""
-    from screvi_mcp.local.store import imports
+    from screvi_mcp.local.storage.store import imports
 
     library_path = tmp_path / "library.sqlite"
     library = Library.open(library_path)

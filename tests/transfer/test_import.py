@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.store import highlights as highlight_store
-from screvi_mcp.local.store import sources as source_store
-from screvi_mcp.local.store.highlights import HighlightFilters
-from screvi_mcp.local.store.imports import Outcome
-from screvi_mcp.local.store.sources import SourceFilters
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import highlights as highlight_store
+from screvi_mcp.local.storage.store import sources as source_store
+from screvi_mcp.local.storage.store.highlights import HighlightFilters
+from screvi_mcp.local.storage.store.imports import Outcome
+from screvi_mcp.local.storage.store.sources import SourceFilters
 from screvi_mcp.transfer import jobs
 from screvi_mcp.transfer.records import MalformedFile
 

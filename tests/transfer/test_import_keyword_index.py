@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.keyword import keyword_ranking
+from screvi_mcp.local.storage.library import Library
 from screvi_mcp.transfer import jobs
 
 FIXTURES = Path(__file__).parent / "fixtures"

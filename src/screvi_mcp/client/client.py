@@ -2,7 +2,7 @@
 
 The client speaks HTTP through whatever transport it was given: httpx's own network pool for
 the hosted API, or any `httpx.AsyncBaseTransport` (such as the embedded library's in-process
-one, which `screvi_mcp.local.transport` hands out). It never knows which backend it talks to.
+one, which `screvi_mcp.local.api.seam` hands out). It never knows which backend it talks to.
 """
 
 from __future__ import annotations

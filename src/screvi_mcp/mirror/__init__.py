@@ -2,6 +2,6 @@
 
 `sync.run_sync` copies the account (first run) or what changed since the last run's cursor,
 resumably and under a request budget; `identity` says which account a mirror belongs to.
-The writes go through `screvi_mcp.local.store.mirror`, the library's own entry point for
-items that arrive with their ids and timestamps.
+The writes go through `screvi_mcp.local.storage.store.mirror_rows`, the library's own entry
+point for items that arrive with their ids and timestamps.
 """

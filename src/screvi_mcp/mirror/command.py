@@ -107,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
         ScreviError,
         SubscriptionRequiredError,
     )
-    from screvi_mcp.local import preflight
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.storage import preflight
+    from screvi_mcp.local.storage.library import Library
     from screvi_mcp.mirror.identity import MirrorMismatch
     from screvi_mcp.mirror.report import PhaseProgress, summary_text
     from screvi_mcp.mirror.sync import (

@@ -32,9 +32,9 @@ from screvi_mcp.client.errors import ScreviAPIError
 from screvi_mcp.client.inputs import NewHighlight
 from screvi_mcp.client.params import Unset
 from screvi_mcp.client.retry import RetryPolicy
-from screvi_mcp.local import clock
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.store import mirror as store
+from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import mirror_rows as store
 from screvi_mcp.mirror.clock_transport import ClockTransport
 from screvi_mcp.mirror.identity import MirrorMismatch, key_fingerprint, normalise_base_url
 from screvi_mcp.mirror.notes import add_note
@@ -403,7 +403,7 @@ async def mirrored_client(
     sync_settings: SyncSettings | None = None,
 ) -> MirroredClient:
     """A started `MirroredClient` over the mirror at `path` (see `check_mirror` first)."""
-    from screvi_mcp.local.transport import EmbeddedLibrary
+    from screvi_mcp.local.api.seam import EmbeddedLibrary
 
     # The hosted limit (100/min) guards Screvi; local reads of a mirror are not Screvi's
     # traffic, and sparing that limit is a reason to use a mirror at all.

@@ -37,9 +37,9 @@ import anyio.to_thread
 from screvi_mcp.client.client import ScreviClient
 from screvi_mcp.client.retry import RetryPolicy
 from screvi_mcp.contract import MAX_PER_PAGE
-from screvi_mcp.local import clock
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.store import mirror as store
+from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import mirror_rows as store
 from screvi_mcp.mirror.clock_transport import ClockTransport
 from screvi_mcp.mirror.command import DEFAULT_REQUESTS_PER_MINUTE
 from screvi_mcp.mirror.identity import MirrorMismatch, key_fingerprint, normalise_base_url

@@ -15,9 +15,9 @@ from typing import Any
 import anyio.to_thread
 
 from screvi_mcp.client.client import ScreviClient
-from screvi_mcp.local import clock
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.store import mirror as store
+from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import mirror_rows as store
 from screvi_mcp.models import Article, Highlight, SavedArticle, Source, Tag
 
 

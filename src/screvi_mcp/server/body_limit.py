@@ -14,7 +14,8 @@ from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-# The same bound as the embedded REST API's request bodies (local/http.py, MAX_BODY_BYTES).
+# The same bound as the embedded REST API's request bodies
+# (local/api/request_pipeline.py, MAX_BODY_BYTES).
 MAX_MCP_BODY_BYTES: Final = 32 * 1024 * 1024
 
 

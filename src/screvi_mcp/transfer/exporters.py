@@ -38,9 +38,9 @@ from typing import Any
 import anyio
 
 from screvi_mcp.embedded import embedded_client
-from screvi_mcp.local import clock
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.store import sources as source_store
+from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import sources as source_store
 from screvi_mcp.models import Highlight, Source
 from screvi_mcp.progress import ProgressReporter
 from screvi_mcp.transfer.readwise import (

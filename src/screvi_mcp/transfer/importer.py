@@ -3,7 +3,7 @@
 A file is parsed whole before anything is written, so a broken file writes nothing. Each
 record is then validated as POST /sources and POST /highlights would (a record that fails is
 reported with its line and left out), and the rest is written in batches, one transaction
-each, through `local/store/imports.py`, which also tells the semantic index (embeddings).
+each, through `local/storage/store/imports.py`, which also tells the semantic index (embeddings).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.store import imports
-from screvi_mcp.local.store.imports import HighlightItem, Outcome, SourceItem
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import imports
+from screvi_mcp.local.storage.store.imports import HighlightItem, Outcome, SourceItem
 from screvi_mcp.progress import ProgressReporter, format_summary
 from screvi_mcp.transfer.records import ImportRecord, Notice, ParsedFile
 

@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.storage.library import Library
 from screvi_mcp.progress import ProgressReporter
 from screvi_mcp.transfer import kindle, readwise
 from screvi_mcp.transfer.importer import ImportReport, run_import

@@ -24,7 +24,7 @@ import json
 from typing import Any, get_args
 
 from screvi_mcp.contract import SourceTypeName
-from screvi_mcp.local import clock
+from screvi_mcp.local.storage import clock
 from screvi_mcp.transfer.kindle import parse_date
 from screvi_mcp.transfer.records import (
     EMPTY_FILE,

@@ -1,7 +1,7 @@
 """What a file parser hands to the import runner: records with line numbers, and notices.
 
 Parsers know file formats and nothing about the library; the runner (`importer.py`) validates
-each record with the library's rules and writes batches through `local/store/imports.py`.
+each record with the library's rules and writes batches through `local/storage/store/imports.py`.
 """
 
 from __future__ import annotations

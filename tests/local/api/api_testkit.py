@@ -16,10 +16,10 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
-from screvi_mcp.local import clock
 from screvi_mcp.local.fetching import article_rows
 from screvi_mcp.local.fetching.urls import normalise_url
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.library import Library
 from testsupport.inprocess import in_process_client
 from testsupport.servers import asgi_server
 

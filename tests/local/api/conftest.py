@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from api_testkit import Api, Keys, OpenApi, in_process, over_socket
 
-from screvi_mcp.local import keys
-from screvi_mcp.local.app import create_app
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.api import keys
+from screvi_mcp.local.api.app import create_app
+from screvi_mcp.local.storage.library import Library
 
 _EMBEDDERS: dict[str, Any] = {}
 

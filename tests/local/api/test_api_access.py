@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from api_testkit import Api, OpenApi
 
-from screvi_mcp.local.auth import SUBSCRIPTION_SETTING
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.api.auth import SUBSCRIPTION_SETTING
+from screvi_mcp.local.storage.library import Library
 from screvi_mcp.skillfile import bundled_skill_path
 
 ANY_ID = str(uuid.uuid4())
@@ -108,7 +108,7 @@ async def test_revoked_key_is_invalid(asgi_api: Api) -> None:
 
 
 async def test_revoking_takes_effect_at_once(asgi_api: Api) -> None:
-    from screvi_mcp.local import keys
+    from screvi_mcp.local.api import keys
 
     assert (await asgi_api.get("/tags", key=asgi_api.keys.ro)).status_code == 200
     assert keys.revoke_key(asgi_api.library, asgi_api.keys.ro_id)
@@ -234,7 +234,7 @@ async def test_default_limit_is_100_per_minute(asgi_api: Api) -> None:
 
 
 async def test_limit_from_the_library_setting(open_api: OpenApi, library_path: Path) -> None:
-    from screvi_mcp.local.app import RATE_LIMIT_SETTING
+    from screvi_mcp.local.api.app import RATE_LIMIT_SETTING
 
     library = Library.open(library_path)
     library.set_setting(RATE_LIMIT_SETTING, "2")
@@ -259,7 +259,7 @@ async def test_legacy_key_keeps_deprecation_when_limited(open_api: OpenApi) -> N
 async def test_internal_errors_hide_the_traceback(
     api: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from screvi_mcp.local.store import tags
+    from screvi_mcp.local.storage.store import tags
 
     def explode(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret internal detail /etc/passwd")

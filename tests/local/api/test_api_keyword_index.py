@@ -1,6 +1,6 @@
 """The keyword index stays exactly what a rebuild from scratch would make, whatever the writes.
 
-Keyword rows are written once per transaction (migration 0013, local/keyword_rows.py): the
+Keyword rows are written once per transaction (migration 0013, local/storage/keyword_rows.py): the
 triggers only record which highlights changed and `Library.write` rewrites their rows before
 the commit. These tests drive a seeded random sequence of writes through the HTTP API and
 compare, after each step, the index with one rebuilt from the rows, down to the ranked keyword

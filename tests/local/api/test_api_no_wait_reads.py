@@ -12,7 +12,7 @@ import sqlite3
 import anyio
 from api_testkit import Api
 
-from screvi_mcp.local import http
+from screvi_mcp.local.api import request_pipeline as http
 
 WAIT_SECONDS = 30.0  # a bound on waiting, not a timing check
 

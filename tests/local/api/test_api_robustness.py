@@ -83,7 +83,7 @@ async def test_extreme_query_values_are_not_500(asgi_api: Api) -> None:
 
 
 async def test_an_unrenderable_answer_is_a_json_500(asgi_api: Api, monkeypatch: Any) -> None:
-    from screvi_mcp.local.store import tags
+    from screvi_mcp.local.storage.store import tags
 
     monkeypatch.setattr(tags, "list_all", lambda conn: [{"id": "x", "weight": math.nan}])
     response = await asgi_api.get("/tags")
@@ -95,7 +95,7 @@ async def test_an_unrenderable_answer_is_a_json_500(asgi_api: Api, monkeypatch: 
 
 
 async def test_legacy_key_without_subscription_still_gets_deprecation(asgi_api: Api) -> None:
-    from screvi_mcp.local.auth import SUBSCRIPTION_SETTING
+    from screvi_mcp.local.api.auth import SUBSCRIPTION_SETTING
 
     asgi_api.library.set_setting(SUBSCRIPTION_SETTING, "0")
     response = await asgi_api.get("/highlights", key=asgi_api.keys.legacy)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fetching_site import LocalSite, serve
 
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.storage.library import Library
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ import httpx
 import pytest
 from fetching_site import LocalSite
 
-from screvi_mcp.local import keys
-from screvi_mcp.local.app import create_app
+from screvi_mcp.local.api import keys
+from screvi_mcp.local.api.app import create_app
 from screvi_mcp.local.fetching.pipeline import ArticleWorker
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.storage.library import Library
 from testsupport.inprocess import in_process_client
 
 

@@ -22,7 +22,7 @@ from screvi_mcp.local.fetching import article_rows
 from screvi_mcp.local.fetching.fetcher import Fetcher
 from screvi_mcp.local.fetching.save import save_article
 from screvi_mcp.local.fetching.urls import normalise_url
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.storage.library import Library
 
 
 async def test_a_second_worker_starting_does_not_steal_a_live_claim(
@@ -116,7 +116,7 @@ _WORKER = textwrap.dedent(
     from screvi_mcp.local.fetching.fetcher import Fetcher
     from screvi_mcp.local.fetching.netguard import AddressPolicy
     from screvi_mcp.local.fetching.pipeline import ArticleWorker, WorkerSettings
-    from screvi_mcp.local.library import Library
+    from screvi_mcp.local.storage.library import Library
 
     async def main() -> None:
         library = Library.open(sys.argv[1])

@@ -24,7 +24,7 @@ from screvi_mcp.local.fetching.netguard import AddressPolicy
 from screvi_mcp.local.fetching.pipeline import ArticleWorker, WorkerSettings
 from screvi_mcp.local.fetching.save import SaveOutcome, save_article
 from screvi_mcp.local.fetching.urls import InvalidArticleURL
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.storage.library import Library
 
 ALLOW = AddressPolicy(allow_private=True)
 FAST_RETRIES = WorkerSettings(concurrency=2, max_attempts=2, retry_base_delay=0, poll_interval=5)

@@ -47,7 +47,6 @@ from labelled_set import (
 )
 from search_rows import LibraryRows
 
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search import multilingual
 from screvi_mcp.local.search.engine import (
     SearchQuery,
@@ -61,6 +60,7 @@ from screvi_mcp.local.search.keyword import keyword_ranking
 from screvi_mcp.local.search.multilingual import later_applies
 from screvi_mcp.local.search.query_gate import judge_admits
 from screvi_mcp.local.search.registry import semantic_index_for
+from screvi_mcp.local.storage.library import Library
 
 METHODS = ("keyword", "minilm", "semantic", "hybrid", "hybrid+verify")
 DEPTH = 50

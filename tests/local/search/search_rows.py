@@ -10,9 +10,9 @@ from __future__ import annotations
 import sqlite3
 import uuid
 
-from screvi_mcp.local import clock
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.registry import semantic_index_for
+from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.library import Library
 
 
 class LibraryRows:

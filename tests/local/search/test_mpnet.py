@@ -27,8 +27,6 @@ import numpy as np  # noqa: E402
 from search_rows import LibraryRows  # noqa: E402
 
 from screvi_mcp.config import ConfigurationProblem  # noqa: E402
-from screvi_mcp.local import preflight  # noqa: E402
-from screvi_mcp.local.library import Library  # noqa: E402
 from screvi_mcp.local.search import keyword_only  # noqa: E402
 from screvi_mcp.local.search.attach import (  # noqa: E402
     attach_semantic_index,
@@ -46,6 +44,8 @@ from screvi_mcp.local.search.mpnet.convert import (  # noqa: E402
 )
 from screvi_mcp.local.search.mpnet.graph import build_mpnet_graph  # noqa: E402
 from screvi_mcp.local.search.mpnet.load import WHEELS_MISSING  # noqa: E402
+from screvi_mcp.local.storage import preflight  # noqa: E402
+from screvi_mcp.local.storage.library import Library  # noqa: E402
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "mpnet_reference.json").read_text())
 

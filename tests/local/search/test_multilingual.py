@@ -18,12 +18,12 @@ from labelled_set import PASSAGES, SOURCES
 from search_rows import LibraryRows
 
 from screvi_mcp.config import ConfigurationProblem
-from screvi_mcp.local import preflight
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.engine import SearchQuery, search
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.fusion import SemanticMatch, reciprocal_rank_fusion
 from screvi_mcp.local.search.language import is_english
+from screvi_mcp.local.storage import preflight
+from screvi_mcp.local.storage.library import Library
 
 # --- the language detector (no model needed) ----------------------------------------------
 

@@ -25,7 +25,6 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from search_rows import LibraryRows  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
 
-from screvi_mcp.local.library import Library  # noqa: E402
 from screvi_mcp.local.search import embedder as embedder_module  # noqa: E402
 from screvi_mcp.local.search.attach import (  # noqa: E402
     attach_semantic_index,
@@ -36,6 +35,7 @@ from screvi_mcp.local.search.attach import (  # noqa: E402
 from screvi_mcp.local.search.embedding_rows import MODEL_SETTING  # noqa: E402
 from screvi_mcp.local.search.engine import SearchQuery, search  # noqa: E402
 from screvi_mcp.local.search.verifier import CrossEncoderVerifier  # noqa: E402
+from screvi_mcp.local.storage.library import Library  # noqa: E402
 
 VOCAB = 30522  # the bundled tokenizer's
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from search_rows import LibraryRows
 
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.engine import SearchQuery, search
+from screvi_mcp.local.storage.library import Library
 
 
 def seqs(library: Library, q: str, **kwargs: object) -> list[int]:

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from search_rows import LibraryRows
 
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.engine import SearchHit, SearchQuery, search
 from screvi_mcp.local.search.registry import semantic_index_for
+from screvi_mcp.local.storage.library import Library
 
 SLEEP = "Going to bed at the same hour every night is the surest way to rest well."
 BREAD = "Knead the dough for ten minutes until it is smooth and springs back when pressed."

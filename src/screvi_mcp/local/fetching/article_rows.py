@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from screvi_mcp.local import clock
 from screvi_mcp.local.fetching.extract import ExtractedArticle
 from screvi_mcp.local.fetching.social import SocialPost
 from screvi_mcp.local.fetching.urls import host_of, normalise_url, same_site
+from screvi_mcp.local.storage import clock
 
 
 @dataclass(frozen=True, slots=True)

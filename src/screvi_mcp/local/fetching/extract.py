@@ -16,8 +16,8 @@ from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from screvi_mcp.local import clock
 from screvi_mcp.local.fetching.urls import host_of
+from screvi_mcp.local.storage import clock
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class ExtractedArticle:
     title: str | None = None
     author: str | None = None
     site_name: str | None = None
-    published_date: str | None = None  # stored timestamp format (local/clock.py)
+    published_date: str | None = None  # stored timestamp format (local/storage/clock.py)
     language: str | None = None
     excerpt: str | None = None
     image_url: str | None = None

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from screvi_mcp.local import clock
 from screvi_mcp.local.fetching import article_rows
 from screvi_mcp.local.fetching.extract import (
     ExtractedArticle,
@@ -37,7 +36,8 @@ from screvi_mcp.local.fetching.extract import (
 )
 from screvi_mcp.local.fetching.fetcher import Fetcher, FetchError, FetchResult
 from screvi_mcp.local.fetching.urls import host_of
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.library import Library
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from screvi_mcp.local.fetching.urls import (
     parse_social_post,
     validate_url,
 )
-from screvi_mcp.local.library import Library
+from screvi_mcp.local.storage.library import Library
 
 if TYPE_CHECKING:
     from screvi_mcp.local.fetching.pipeline import ArticleWorker

@@ -18,10 +18,10 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from screvi_mcp.contract import MAX_HIGHLIGHT_TEXT
-from screvi_mcp.local import clock
 from screvi_mcp.local.fetching.extract import clean_text
 from screvi_mcp.local.fetching.fetcher import Fetcher, FetchError
 from screvi_mcp.local.fetching.urls import SocialPostRef
+from screvi_mcp.local.storage import clock
 
 logger = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from screvi_mcp.local.library import Library
-from screvi_mcp.local.preflight import LOCAL_EXTRA_HINT
 from screvi_mcp.local.search import keyword_only, multilingual, registry
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.preflight import LOCAL_EXTRA_HINT
 
 if TYPE_CHECKING:
     from screvi_mcp.local.search.index import SemanticIndex

@@ -22,8 +22,8 @@ import numpy as np
 import numpy.typing as npt
 from tokenizers import Encoding, Tokenizer
 
-from screvi_mcp.local.preflight import LOCAL_EXTRA_HINT
 from screvi_mcp.local.search.onnx_runtime import cpu_session
+from screvi_mcp.local.storage.preflight import LOCAL_EXTRA_HINT
 
 MODEL_DIR_ENV = "SCREVI_EMBEDDING_MODEL_DIR"
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"

@@ -11,7 +11,6 @@ import logging
 from dataclasses import dataclass
 
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE, MAX_SEARCH_PER_PAGE
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search import concurrent_sides, multilingual
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.fusion import (
@@ -25,6 +24,7 @@ from screvi_mcp.local.search.named_sources import named_source
 from screvi_mcp.local.search.query_gate import judge_admits
 from screvi_mcp.local.search.query_text import searched_text
 from screvi_mcp.local.search.registry import SemanticSide, semantic_index_for
+from screvi_mcp.local.storage.library import Library
 
 log = logging.getLogger("screvi_mcp.local.search")
 

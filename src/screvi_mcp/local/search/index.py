@@ -19,7 +19,6 @@ from typing import Protocol
 
 import numpy as np
 
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search import embedding_queue, embedding_rows, multilingual
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.embedding_rows import HighlightText
@@ -31,6 +30,7 @@ from screvi_mcp.local.search.language import name_words
 from screvi_mcp.local.search.vector_tables import MINILM_TABLES, VectorTables
 from screvi_mcp.local.search.vectors import VectorMatrix
 from screvi_mcp.local.search.verifier import Verifier
+from screvi_mcp.local.storage.library import Library
 
 log = logging.getLogger("screvi_mcp.local.search")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import weakref
 
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.registry import semantic_index_for
+from screvi_mcp.local.storage.library import Library
 
 _REASONS: weakref.WeakKeyDictionary[Library, str] = weakref.WeakKeyDictionary()
 NOT_ATTACHED = "semantic search is not set up for this library"

@@ -25,10 +25,10 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.fusion import SemanticMatch
 from screvi_mcp.local.search.language import is_english, name_words
+from screvi_mcp.local.storage.library import Library
 
 if TYPE_CHECKING:
     from screvi_mcp.local.search.multilingual_index import MultilingualIndex

