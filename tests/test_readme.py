@@ -1,4 +1,4 @@
-"""The README's generated parts match the code."""
+"""The README's generated parts, and the bounds in docs/reliability.md, match the code."""
 
 from pathlib import Path
 
@@ -6,6 +6,7 @@ from screvi_mcp.server.app import all_tool_specs
 from screvi_mcp.server.docs import BEGIN, END, tool_table, with_tool_table
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+RELIABILITY = README.parent / "docs" / "reliability.md"
 
 
 def test_readme_tool_table_is_current() -> None:
@@ -35,7 +36,7 @@ def test_reliability_notes_state_the_bounds_the_code_enforces() -> None:
     from screvi_mcp.local.storage import checkpointer, db
     from screvi_mcp.server.transport import MIN_AUTH_TOKEN_CHARS
 
-    text = README.read_text(encoding="utf-8")
+    text = RELIABILITY.read_text(encoding="utf-8")
     notes = text[text.index("## Reliability notes") :]
     notes = notes[: notes.index("\n## ", 1)]
     fetch = FetchSettings()
