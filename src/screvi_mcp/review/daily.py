@@ -11,6 +11,7 @@ once, and a highlight found deleted leaves the queue (its card is dropped).
 from __future__ import annotations
 
 import functools
+import os
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -61,6 +62,30 @@ class ReviewPlace:
         account = f"{normalise_base_url(base_url)} {key_fingerprint(api_key)}"
         return cls(path, account, library=False)
 
+    @classmethod
+    def of(
+        cls,
+        *,
+        library_path: Path | None = None,
+        mirror_path: Path | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+    ) -> ReviewPlace:
+        """The place for a backend: a mirror's file, the hosted state file (an API key and
+        no mirror), else the library file."""
+        if mirror_path is not None:
+            return cls(mirror_path)
+        if api_key:
+            from screvi_mcp.contract import HOSTED_BASE_URL
+
+            return cls.hosted(api_key, base_url or HOSTED_BASE_URL)
+        assert library_path is not None
+        return cls(library_path)
+
+
+def system_now() -> datetime:
+    return datetime.now(UTC)
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -68,6 +93,31 @@ class Settings:
     new_per_day: int = DEFAULT_NEW_PER_DAY
     # The reader's time zone, where days begin (None: this machine's).
     tz: tzinfo | None = None
+    # The clock (tests and `screvi-mcp review --now` replace it).
+    now: Callable[[], datetime] = system_now
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        """Defaults, with $SCREVI_REVIEW_SIZE and $SCREVI_REVIEW_NEW when set (ValueError
+        naming the variable when either is not a whole number in range)."""
+        return cls(
+            size=_count_from_env(SIZE_ENV, DEFAULT_SIZE, low=1),
+            new_per_day=_count_from_env(NEW_ENV, DEFAULT_NEW_PER_DAY, low=0),
+        )
+
+
+SIZE_ENV = "SCREVI_REVIEW_SIZE"
+NEW_ENV = "SCREVI_REVIEW_NEW"
+MAX_SIZE = 100
+
+
+def _count_from_env(name: str, default: int, *, low: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= MAX_SIZE:
+        raise ValueError(f"{name} must be a whole number from {low} to {MAX_SIZE}, got {raw!r}")
+    return int(raw)
 
 
 @dataclass
@@ -102,10 +152,6 @@ class Recorded:
     today: Today
 
 
-def system_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class DailyReview:
     """The review of one account on the day of `now` (read once: one instant per call)."""
 
@@ -114,13 +160,11 @@ class DailyReview:
         client: ScreviClient,
         place: ReviewPlace,
         settings: Settings | None = None,
-        *,
-        now: Callable[[], datetime] = system_now,
     ) -> None:
         self.client = client
         self.place = place
         self.settings = settings or Settings()
-        self.now = now().astimezone(UTC)
+        self.now = self.settings.now().astimezone(UTC)
         local = self.now.astimezone(self.settings.tz) if self.settings.tz else self.now.astimezone()
         self.day = local.date().isoformat()
         self.day_ends = datetime.combine(local.date() + timedelta(days=1), time(), local.tzinfo)
