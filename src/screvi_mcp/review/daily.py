@@ -123,7 +123,7 @@ def _count_from_env(name: str, default: int, *, low: int) -> int:
 @dataclass
 class Entry:
     item: DayItem
-    highlight: Highlight | None  # None for answered items not fetched
+    highlight: Highlight | None  # None when not read (see `DailyReview.today`)
     card: CardInfo | None
 
 
@@ -192,13 +192,15 @@ class DailyReview:
 
     # Today's review --------------------------------------------------------------------
 
-    async def today(self, *, answered: bool = False) -> Today:
-        """Today's review, composed first if need be; `answered` also fetches the highlights
-        already answered (for a full daily note)."""
+    async def today(self, *, answered: bool = False, fetch: int | None = None) -> Today:
+        """Today's review, composed first if need be. The waiting highlights are read fresh
+        (only the first `fetch` of them, when given: one request each); `answered` reads
+        those already answered too (for a full daily note)."""
         for _ in range(2):  # a second pass only when highlights turned out deleted
             await self._compose()
             items = await self._state(lambda state: state.day(self.day))
-            wanted = [item for item in items if answered or item.answer is None]
+            waiting = [item for item in items if item.answer is None][:fetch]
+            wanted = waiting + [item for item in items if answered and item.answer is not None]
             gone = [
                 item.highlight_id for item in wanted if await self._live(item.highlight_id) is None
             ]
@@ -207,6 +209,7 @@ class DailyReview:
             await self._state(
                 functools.partial(ReviewState.forget, day=self.day, highlight_ids=gone)
             )
+        unread = {item.highlight_id for item in items} - {item.highlight_id for item in wanted}
         ids = [item.highlight_id for item in items]
 
         def facts(state: ReviewState) -> tuple[dict[str, CardInfo], list[tuple[str, int]], int]:
@@ -220,7 +223,9 @@ class DailyReview:
         entries = [
             Entry(item, self._fetched.get(item.highlight_id), cards.get(item.highlight_id))
             for item in items
-            if self._fetched.get(item.highlight_id) is not None or item.answer is not None
+            if item.highlight_id in unread
+            or item.answer is not None
+            or self._fetched.get(item.highlight_id) is not None
         ]
         return Today(self.day, entries, upcoming, due)
 
@@ -293,11 +298,12 @@ class DailyReview:
         )
         picks: list[Picked] = []
         while candidates and len(picks) < places:
-            weights = [
-                (FAVOURITE_WEIGHT if h.favorite else 1.0) / (1 + per_source[_source_of(h)]) ** 2
-                for h in candidates
-            ]
-            chosen = rng.choices(candidates, weights)[0]
+            # Spread: only sources with the fewest highlights in today's review take part in
+            # each draw; among their highlights, favourites weigh more.
+            fewest = min(per_source[_source_of(h)] for h in candidates)
+            tier = [h for h in candidates if per_source[_source_of(h)] == fewest]
+            weights = [FAVOURITE_WEIGHT if h.favorite else 1.0 for h in tier]
+            chosen = rng.choices(tier, weights)[0]
             candidates.remove(chosen)
             per_source[_source_of(chosen)] += 1
             self._fetched[chosen.id] = chosen
@@ -324,7 +330,9 @@ class DailyReview:
             lambda state: state.answer(self.day, highlight.id, answer, now, apply)
         )
         self._fetched[highlight.id] = highlight
-        return Recorded(highlight, answer, card, await self.today())
+        # Only the next waiting highlight is read: the answer shows it, and an answer costs
+        # two requests, not one per highlight still waiting.
+        return Recorded(highlight, answer, card, await self.today(fetch=1))
 
 
 def _source_of(highlight: Highlight) -> str:

@@ -49,7 +49,7 @@ def register(mcp: MCPServer, backend: Backend) -> None:
         from screvi_mcp.server.tools.review import daily_review
 
         async with resource_errors("The review"), backend.client(ctx.headers) as client:
-            today = await daily_review(backend, ctx, client).today()
+            today = await daily_review(backend, ctx, client).today(fetch=0)
         return status_text(today)
 
     @mcp.resource(
