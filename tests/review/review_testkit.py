@@ -12,16 +12,22 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import fsrs
+from mcp import Client
+from mcp.types import TextContent
 
 from screvi_mcp.client import ScreviClient
 from screvi_mcp.embedded import embedded_client
 from screvi_mcp.local.api import keys
-from screvi_mcp.local.api.app import create_app
+from screvi_mcp.local.api.app import RATE_LIMIT_SETTING, create_app
 from screvi_mcp.local.storage.library import Library
+from screvi_mcp.mirror.sync import SyncSettings, build_client, run_sync
 from screvi_mcp.review.daily import ReviewPlace, Settings
 from screvi_mcp.review.state import ReviewState
+from screvi_mcp.server.app import build_server
+from screvi_mcp.server.backend import Backend, BackendConfig
 from testsupport.servers import asgi_server
 
 # Far above the API's 100 a minute: a simulated month of reviews takes seconds.
@@ -123,3 +129,52 @@ def same_schedule(ours: fsrs.Card, theirs: fsrs.Card) -> bool:
         and abs((ours.stability or 0) - (theirs.stability or 0)) < 1e-9
         and abs((ours.difficulty or 0) - (theirs.difficulty or 0)) < 1e-9
     )
+
+
+# Backends, each as the MCP server and `screvi-mcp review` would be configured ------------
+
+
+@contextlib.asynccontextmanager
+async def mcp_client(config: BackendConfig) -> AsyncIterator[Client]:
+    """The SDK's in-process client of a server over `config`."""
+    backend = Backend(config)
+    server = build_server(backend)
+    try:
+        await backend.shared_client()  # opened and closed by this task
+        async with Client(server, cache=None) as client:  # type: ignore[arg-type]
+            yield client
+    finally:
+        await backend.aclose()
+
+
+async def call_ok(client: Client, name: str, arguments: dict[str, Any] | None = None) -> str:
+    result = await client.call_tool(name, arguments or {})
+    text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+    assert not result.is_error, f"{name} failed: {text}"
+    return text
+
+
+def allow_fast_requests(path: Path) -> None:
+    """Lift an embedded library's own rate limit (100 a minute) for a simulated week."""
+    library = Library.open(path)
+    try:
+        library.set_setting(RATE_LIMIT_SETTING, str(SERVER_RATE))
+    finally:
+        library.close()
+
+
+async def sync_mirror(served: Served, mirror: Path) -> None:
+    sync_settings = SyncSettings(requests_per_minute=SERVER_RATE)
+    client, clock_transport = build_client(served.key, served.base_url, sync_settings)
+    library = Library.open(mirror)
+    try:
+        async with client:
+            await run_sync(
+                library, client, clock_transport, api_key=served.key, settings=sync_settings
+            )
+    finally:
+        library.close()
+
+
+def hosted_client(served: Served) -> ScreviClient:
+    return ScreviClient.hosted(served.key, base_url=served.base_url, rate_limit=None)

@@ -44,12 +44,14 @@ def register(mcp: MCPServer, backend: Backend) -> None:
         "the next are.",
         mime_type="text/plain",
     )
-    async def review_status(ctx: Context) -> str:
+    async def review_status() -> str:
         from screvi_mcp.review.render import status_text
         from screvi_mcp.server.tools.review import daily_review
 
-        async with resource_errors("The review"), backend.client(ctx.headers) as client:
-            today = await daily_review(backend, ctx, client).today(fetch=0)
+        # A static resource gets no request context: the server's own key's review.
+        async with resource_errors("The review"):
+            client = await backend.shared_client()
+            today = await daily_review(backend, None, client).today(fetch=0)
         return status_text(today)
 
     @mcp.resource(
