@@ -12,6 +12,7 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
+import anyio
 import pytest
 from review_testkit import (
     IDS,
@@ -30,6 +31,7 @@ from review_testkit import (
     sync_mirror,
 )
 
+from screvi_mcp.cli import main
 from screvi_mcp.mirror.serving import FreshnessPolicy
 from screvi_mcp.review.daily import ReviewPlace
 from screvi_mcp.server.backend import BackendConfig
@@ -121,25 +123,38 @@ def review_cli(*args: str, env: dict[str, str] | None = None) -> str:
     return done.stdout
 
 
-async def test_a_week_of_reviews_through_the_cli(tmp_path: Path) -> None:
+def test_a_week_of_reviews_through_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`screvi-mcp review` in this process (its start-up costs seconds a run as a
+    subprocess; the hosted test below runs the real console script)."""
     path = tmp_path / "lib.sqlite3"
-    async with library_client(path) as client:
-        await seed(client)
+
+    async def seeded() -> None:
+        async with library_client(path) as client:
+            await seed(client)
+
+    anyio.run(seeded)
     allow_fast_requests(path)
+
+    def review(*args: str) -> str:
+        capsys.readouterr()
+        assert main(["review", "--library", str(path), "--now", clock().isoformat(), *args]) == 0
+        return capsys.readouterr().out
+
     clock = Clock()
     answers: dict[str, list[tuple[datetime, str]]] = defaultdict(list)
-    common = ["--library", str(path), "--size", str(SIZE), "--new", str(NEW)]
+    sizes = ["--size", str(SIZE), "--new", str(NEW)]
     for day in range(7):
-        now = ["--now", clock().isoformat()]
-        ids = IDS.findall(review_cli(*common, *now))
+        ids = IDS.findall(review(*sizes))
         assert 0 < len(ids) == len(set(ids)) <= SIZE
         rates: list[str] = []
         for n, highlight_id in enumerate(ids):
             answer = ANSWERS[(day + n) % len(ANSWERS)]
             rates += ["--rate", highlight_id, answer]
             answers[highlight_id].append((clock(), answer))
-        review_cli(*common, *now, *rates)
-        note = review_cli(*common, *now, "--markdown")
+        review(*sizes, *rates)
+        note = review(*sizes, "--markdown")
         assert note.startswith(f"# Daily review {clock().date()}")
         assert all(f"`{highlight_id}`" in note for highlight_id in ids)
         clock.advance()
