@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -18,7 +19,8 @@ from review_testkit import (
 )
 
 from screvi_mcp.client import NotFoundError
-from screvi_mcp.review.daily import DailyReview, ReviewPlace
+from screvi_mcp.models import Highlight, HighlightSource
+from screvi_mcp.review.daily import DailyReview, ReviewPlace, draw
 
 
 async def test_a_first_day_takes_new_highlights_up_to_the_cap_spread_across_sources(
@@ -37,20 +39,27 @@ async def test_a_first_day_takes_new_highlights_up_to_the_cap_spread_across_sour
     assert len(spread) == 4 and max(spread.values()) - min(spread.values()) <= 1
 
 
-async def test_favourites_are_weighted_up(tmp_path: Path) -> None:
-    path = tmp_path / "lib.sqlite3"
-    clock = Clock()
-    async with library_client(path) as client:
-        by_source = await seed(client, sources=2, per_source=5, favourite=0)
-        favourites = {ids[0] for ids in by_source.values()}
-        chosen = 0
-        for reader in range(40):  # 40 readers' first days (each draw seeded by its account)
-            place = ReviewPlace(path, account=f"reader {reader}")
-            today = await DailyReview(client, place, settings(clock, new=2)).today()
-            chosen += sum(entry.item.highlight_id in favourites for entry in today.entries)
-    # One draw per source: a favourite weighs 3 against four others of 1, so 3/7 of 80 draws
-    # (34) are expected; without the weight 1/5 (16).
-    assert chosen >= 25, chosen
+def test_favourites_are_weighted_up_within_the_spread() -> None:
+    """The draw itself, on fixed highlights and a seeded generator (so the figures are the
+    same every run): two sources of five, one favourite in each; one pick per source."""
+    highlights = [
+        Highlight(
+            id=f"{s}-{n}",
+            favorite=n == 0,
+            source=HighlightSource(id=f"source-{s}", name=f"Book {s}", type="book"),
+        )
+        for s in range(2)
+        for n in range(5)
+    ]
+    rng = random.Random(7)
+    picks = [pick for _ in range(1000) for pick in draw(highlights, Counter(), 2, rng)]
+    assert Counter(pick.source.id for pick in picks if pick.source) == {
+        "source-0": 1000,
+        "source-1": 1000,
+    }
+    favourites = sum(pick.favorite for pick in picks) / len(picks)
+    # A favourite weighs 3 against four others of 1: 3/7 of the draws (1/5 unweighted).
+    assert abs(favourites - 3 / 7) < 0.03, favourites
 
 
 async def test_the_review_resumes_where_the_reader_stopped(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     from screvi_mcp.local.storage.clock import parse_timestamp
     from screvi_mcp.review.daily import MAX_SIZE, Settings
 
-    settings = Settings.from_env()
+    settings = Settings()
     if args.size is not None:
         if not 1 <= args.size <= MAX_SIZE:
             raise ValueError(f"--size must be from 1 to {MAX_SIZE}")

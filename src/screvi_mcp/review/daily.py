@@ -11,7 +11,6 @@ once, and a highlight found deleted leaves the queue (its card is dropped).
 from __future__ import annotations
 
 import functools
-import os
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -96,28 +95,8 @@ class Settings:
     # The clock (tests and `screvi-mcp review --now` replace it).
     now: Callable[[], datetime] = system_now
 
-    @classmethod
-    def from_env(cls) -> Settings:
-        """Defaults, with $SCREVI_REVIEW_SIZE and $SCREVI_REVIEW_NEW when set (ValueError
-        naming the variable when either is not a whole number in range)."""
-        return cls(
-            size=_count_from_env(SIZE_ENV, DEFAULT_SIZE, low=1),
-            new_per_day=_count_from_env(NEW_ENV, DEFAULT_NEW_PER_DAY, low=0),
-        )
 
-
-SIZE_ENV = "SCREVI_REVIEW_SIZE"
-NEW_ENV = "SCREVI_REVIEW_NEW"
 MAX_SIZE = 100
-
-
-def _count_from_env(name: str, default: int, *, low: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or not low <= int(raw) <= MAX_SIZE:
-        raise ValueError(f"{name} must be a whole number from {low} to {MAX_SIZE}, got {raw!r}")
-    return int(raw)
 
 
 @dataclass
@@ -297,15 +276,7 @@ class DailyReview:
             _source_of(found) for found in self._fetched.values() if found is not None
         )
         picks: list[Picked] = []
-        while candidates and len(picks) < places:
-            # Spread: only sources with the fewest highlights in today's review take part in
-            # each draw; among their highlights, favourites weigh more.
-            fewest = min(per_source[_source_of(h)] for h in candidates)
-            tier = [h for h in candidates if per_source[_source_of(h)] == fewest]
-            weights = [FAVOURITE_WEIGHT if h.favorite else 1.0 for h in tier]
-            chosen = rng.choices(tier, weights)[0]
-            candidates.remove(chosen)
-            per_source[_source_of(chosen)] += 1
+        for chosen in draw(candidates, per_source, places, rng):
             self._fetched[chosen.id] = chosen
             picks.append(Picked(chosen.id, "new"))
         return picks
@@ -333,6 +304,24 @@ class DailyReview:
         # Only the next waiting highlight is read: the answer shows it, and an answer costs
         # two requests, not one per highlight still waiting.
         return Recorded(highlight, answer, card, await self.today(fetch=1))
+
+
+def draw(
+    candidates: list[Highlight], per_source: Counter[str], places: int, rng: random.Random
+) -> list[Highlight]:
+    """Up to `places` of `candidates`, spread across sources: only the sources with the
+    fewest highlights so far (`per_source`, updated) take part in each draw, and among their
+    highlights a favourite weighs FAVOURITE_WEIGHT times more."""
+    left = list(candidates)
+    chosen: list[Highlight] = []
+    while left and len(chosen) < places:
+        fewest = min(per_source[_source_of(h)] for h in left)
+        tier = [h for h in left if per_source[_source_of(h)] == fewest]
+        pick = rng.choices(tier, [FAVOURITE_WEIGHT if h.favorite else 1.0 for h in tier])[0]
+        left.remove(pick)
+        per_source[_source_of(pick)] += 1
+        chosen.append(pick)
+    return chosen
 
 
 def _source_of(highlight: Highlight) -> str:

@@ -83,9 +83,7 @@ def build_server(
                 f"{','.join(name for name in TOOLSETS if name in wanted)})"
             )
             continue
-        # Review answers write the reader's own review state, never the library: a read-only
-        # server (legacy key, keyless mirror) still takes them.
-        if read_only and spec.write and spec.toolset != "review":
+        if read_only and spec.write:
             hidden[spec.name] = "it writes, and this server is read-only"
             continue
         mcp.add_tool(

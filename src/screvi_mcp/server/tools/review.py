@@ -38,7 +38,7 @@ def place(backend: Backend, ctx: Context | None) -> ReviewPlace:
 def daily_review(
     backend: Backend, ctx: Context | None, client: ScreviClient, size: int | None = None
 ) -> DailyReview:
-    settings = backend.config.review or Settings.from_env()
+    settings = backend.config.review or Settings()
     if size is not None:
         settings = Settings(size, settings.new_per_day, settings.tz, settings.now)
     return DailyReview(client, place(backend, ctx), settings)
