@@ -36,6 +36,12 @@ PROMPT = "[1] again [2] hard [3] good [4] easy [d] discard (never again) [s] ski
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Today's review of your highlights, scheduled by spaced repetition (FSRS): due ones "
+        "first, then new ones spread across sources. Answer each on a terminal, or with "
+        "--rate; the review resumes where you stopped. With SCREVI_API_KEY it reviews the "
+        "hosted account (state kept in a file beside the default library)."
+    )
     parser.add_argument(
         "--library",
         metavar="PATH",
@@ -48,7 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--markdown", action="store_true", help="print a Markdown daily note")
     parser.add_argument("--detailed", action="store_true", help="tags, source ids, memory")
     parser.add_argument("--size", type=int, metavar="N", help="highlights a day (default 10)")
-    parser.add_argument("--new", type=int, metavar="N", help="new highlights a day at most")
+    parser.add_argument(
+        "--new", type=int, metavar="N", help="new highlights a day at most (default 10)"
+    )
     parser.add_argument(
         "--rate",
         nargs=2,
@@ -105,7 +113,10 @@ def _settings(args: argparse.Namespace) -> Settings:
             raise ValueError(f"--new must be from 0 to {MAX_SIZE}")
         settings = dataclasses.replace(settings, new_per_day=args.new)
     if args.now:
-        moment = parse_timestamp(args.now)  # ValueError: not a date-time
+        try:
+            moment = parse_timestamp(args.now)
+        except ValueError:
+            raise ValueError(f"--now must be an ISO 8601 date-time, got {args.now!r}") from None
         settings = dataclasses.replace(settings, now=lambda: moment.astimezone(UTC))
     return settings
 
@@ -158,7 +169,7 @@ async def _review(args: argparse.Namespace, settings: Settings) -> int:
 
         for highlight_id, answer in args.rate or []:
             recorded = await review().record(highlight_id, answer)
-            print(render.recorded_text(recorded, fmt).split("\n", 1)[0])
+            print(render.recorded_text(recorded, fmt, next_one=False))
         if args.rate:
             return 0
         today = await review().today(answered=args.markdown)
@@ -193,5 +204,5 @@ async def _interactive(
         if key == "s":
             continue
         recorded = await review().record(entry.item.highlight_id, KEYS[key])
-        out.write(render.recorded_text(recorded, "concise").split("\n", 1)[0] + "\n")
+        out.write(render.recorded_text(recorded, fmt, next_one=False) + "\n")
     out.write("Today's review is finished.\n")

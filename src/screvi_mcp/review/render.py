@@ -91,7 +91,8 @@ def today_text(today: Today, fmt: Format = "concise", how: str = HOW_TO_ANSWER) 
     return "\n".join(lines)
 
 
-def recorded_text(recorded: Recorded, fmt: Format = "concise") -> str:
+def recorded_text(recorded: Recorded, fmt: Format = "concise", *, next_one: bool = True) -> str:
+    """What an answer did, today's progress, and (with `next_one`) the next highlight."""
     highlight, card, today = recorded.highlight, recorded.card, recorded.today
     if recorded.answer == "discard":
         what = f"Discarded {highlight.id}: it will not be shown again."
@@ -105,6 +106,8 @@ def recorded_text(recorded: Recorded, fmt: Format = "concise") -> str:
     progress = f"Today: {today.done} of {len(today.entries)} done."
     if not left:
         return f"{what} {progress} Today's review is finished. {upcoming_text(today)}"
+    if not next_one:
+        return f"{what} {progress}"
     return f"{what} {progress} Next:\n{entry_text(left[0], today.done + 1, fmt)}"
 
 
