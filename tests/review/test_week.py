@@ -105,6 +105,7 @@ async def test_a_week_of_reviews_through_the_tools(kind: str, tmp_path: Path) ->
         assert same_schedule(ours[highlight_id], fsrs_card(given)), highlight_id
     if kind == "hosted":  # the state is local, beside the default library, not upstream
         assert place.path.parent == Path(os.environ["XDG_DATA_HOME"]) / "screvi-mcp"
+        assert place.path.stat().st_mode & 0o077 == 0
         upstream = sqlite3.connect(tmp_path / "screvi.sqlite3")
         assert upstream.execute("SELECT count(*) FROM review_cards").fetchone() == (0,)
         upstream.close()

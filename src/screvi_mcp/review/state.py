@@ -12,6 +12,8 @@ an answer or put one highlight twice into a day.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -80,6 +82,10 @@ class ReviewState:
         """The state in `path`: a library file (brought up to date like any library), or
         with `library=False` a state file of its own holding only the review tables."""
         path.parent.mkdir(parents=True, exist_ok=True)
+        if not library:
+            # Owner-only, as a library file is: it names the account's highlights.
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         conn = db.connect(path)
         try:
             steps = None if library else [s for s in db.migration_steps() if s[0] == MIGRATION]
