@@ -178,3 +178,27 @@ async def test_the_cli_reviews_a_hosted_account(tmp_path: Path) -> None:
     assert "1 done, 3 left" in again and ids[0] not in IDS.findall(again)
     place = ReviewPlace.hosted(served.key, served.base_url)
     assert same_schedule(cards(place, ids)[ids[0]], fsrs_card([(Clock().moment, "easy")]))
+
+
+def test_the_cli_reviews_a_mirror_and_refuses_a_file_that_is_not_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mirror = tmp_path / "mirror.sqlite3"
+    with serve_library(tmp_path / "screvi.sqlite3") as served:
+
+        async def seeded_and_synced() -> None:
+            async with hosted_client(served) as client:
+                await seed(client, sources=2, per_source=2)
+            await sync_mirror(served, mirror)
+
+        anyio.run(seeded_and_synced)
+    when = Clock().moment.isoformat()
+    # Keyless: read from the copy as it is (the stand-in has stopped).
+    assert main(["--mirror", "--library", str(mirror), "review", "--now", when]) == 0
+    ids = IDS.findall(capsys.readouterr().out)
+    assert len(ids) == 4
+    assert main(["review", "--mirror", "--library", str(mirror), "--now", when]) == 0
+    assert IDS.findall(capsys.readouterr().out) == ids  # the same day, resumed
+    plain = tmp_path / "plain.sqlite3"
+    assert main(["review", "--mirror", "--library", str(plain), "--now", when]) == 1
+    assert "is not a mirror yet" in capsys.readouterr().err

@@ -88,12 +88,17 @@ def run(args: argparse.Namespace) -> int:
                 f"screvi-mcp: answer {answer!r}: use one of {', '.join(ANSWERS)}", file=sys.stderr
             )
             return 2
+    from screvi_mcp.mirror.identity import MirrorMismatch
+
     try:
         return anyio.run(_review, args, settings)
     except ScreviError as error:
         from screvi_mcp.server.errors import describe
 
         print(f"screvi-mcp: {describe(error)}", file=sys.stderr)
+        return 1
+    except (MirrorMismatch, config.ConfigurationProblem) as refusal:
+        print(f"screvi-mcp: {refusal}", file=sys.stderr)
         return 1
 
 
@@ -148,8 +153,11 @@ async def _client_and_place(
         place = ReviewPlace.of(api_key=api_key, base_url=base_url)
     else:
         from screvi_mcp.embedded import embedded_client
+        from screvi_mcp.local.storage import preflight
 
         path = config.library_path(library)
+        # A folder, or a file that is not a library, is refused in one line before opening.
+        preflight.check_library_path(path, create_parents=config.library_path_is_default(library))
         client = await embedded_client(path)
         place = ReviewPlace.of(library_path=path)
     async with client:
