@@ -153,15 +153,6 @@ class ReviewState:
         )
         return [(row[0], int(row[1])) for row in rows]
 
-    def totals(self) -> tuple[int, int]:
-        """(cards in rotation, cards discarded)."""
-        row = self.conn.execute(
-            "SELECT count(*) - count(discarded_at), count(discarded_at) FROM review_cards "
-            "WHERE account = ?",
-            (self.account,),
-        ).fetchone()
-        return int(row[0]), int(row[1])
-
     # Writing ---------------------------------------------------------------------------
 
     def extend_day(self, day: str, picks: list[Picked], *, size: int, new_cap: int) -> None:
