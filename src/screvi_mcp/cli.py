@@ -21,7 +21,7 @@ from screvi_mcp import __version__, config
 log = logging.getLogger("screvi_mcp")
 
 AUTH_TOKEN_ENV = "SCREVI_MCP_AUTH_TOKEN"
-TOOLSET_NAMES = ("highlights", "search", "sources", "articles", "tags")
+TOOLSET_NAMES = ("highlights", "search", "sources", "articles", "tags", "review")
 
 
 _ENVIRONMENT = (
@@ -719,6 +719,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_transfer_commands(commands)
     _add_sync_command(commands)
+    from screvi_mcp.review import command as review_command
+
+    review = commands.add_parser("review", help="today's spaced-repetition review of highlights")
+    review_command.add_arguments(review)
+    review.set_defaults(handler=review_command.run)
 
     library = commands.add_parser("library", help="library settings")
     library_commands = library.add_subparsers(

@@ -74,6 +74,8 @@ TOOL_NAMES = frozenset(
         "create_tag",
         "update_tag",
         "delete_tag",
+        "get_daily_review",
+        "record_review",
     }
 )
 

@@ -17,6 +17,7 @@ READ_TOOLS = {
     "list_articles",
     "read_article",
     "list_tags",
+    "get_daily_review",
 }
 
 

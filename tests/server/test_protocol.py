@@ -24,6 +24,7 @@ READ_TOOLS = {
     "list_articles",
     "read_article",
     "list_tags",
+    "get_daily_review",
 }
 WRITE_TOOLS = {
     "create_highlight",
@@ -42,6 +43,7 @@ WRITE_TOOLS = {
     "create_tag",
     "update_tag",
     "delete_tag",
+    "record_review",
 }
 
 
@@ -234,7 +236,12 @@ async def test_source_and_article_resources(client: Client, seed: Seed) -> None:
 
 async def test_prompts_are_listed(client: Client) -> None:
     prompts = {prompt.name: prompt for prompt in (await client.list_prompts()).prompts}
-    assert set(prompts) == {"answer_from_library", "review_topic", "triage_reading_list"}
+    assert set(prompts) == {
+        "answer_from_library",
+        "review_topic",
+        "triage_reading_list",
+        "daily_review",
+    }
     arguments = {arg.name: arg.required for arg in prompts["review_topic"].arguments or []}
     assert arguments == {"topic": True, "since": False}
 

@@ -50,6 +50,7 @@ READ_TOOLS = {
     "list_articles",
     "read_article",
     "list_tags",
+    "get_daily_review",
 }
 TAG_TOOLS = {"list_tags", "create_tag", "update_tag", "delete_tag"}
 ALL_TOOLS = len(all_tool_specs())

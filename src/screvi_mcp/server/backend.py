@@ -52,6 +52,8 @@ class BackendConfig:
     mirror_path: Path | None = None
     # A `screvi_mcp.mirror.serving.FreshnessPolicy`; None for its defaults.
     mirror_policy: Any = None
+    # A `screvi_mcp.review.daily.Settings` (size, clock); None: its defaults.
+    review: Any = None
 
     @property
     def hosted(self) -> bool:

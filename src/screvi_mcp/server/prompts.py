@@ -49,6 +49,22 @@ def register(mcp: MCPServer) -> None:
         )
 
     @mcp.prompt(
+        name="daily_review",
+        title="Run my daily review",
+        description="Go through today's review one highlight at a time, recording reactions.",
+    )
+    def daily_review() -> str:
+        return (
+            "Run my daily review of highlights. Call get_daily_review. Show me one highlight "
+            "at a time (quote it, with its source) and ask what it means to me now. From my "
+            "reaction, choose an answer — again (forgot it or it felt new), hard, good, easy "
+            "(obvious), or discard if I say never to show it again — tell me which, and call "
+            "record_review with its highlight_id; it returns the next one. If I want to, tag, "
+            "annotate or favourite a highlight with its id (add_highlight_tags, "
+            "update_highlight). At the end, say when the next reviews are due."
+        )
+
+    @mcp.prompt(
         name="triage_reading_list",
         title="Triage my reading list",
         description="Go through unread saved articles and suggest what to read, defer or archive.",

@@ -15,6 +15,7 @@ from screvi_mcp.server.errors import resource_errors
 ARTICLE_RESOURCE_CHARS = 20_000
 
 SKILL_URI = "screvi://skill.md"
+REVIEW_URI = "screvi://review/today"
 
 
 def register(mcp: MCPServer, backend: Backend) -> None:
@@ -34,6 +35,24 @@ def register(mcp: MCPServer, backend: Backend) -> None:
         except (SkillFileUnavailable, ScreviError) as error:
             raise ResourceError("The skill file is unavailable") from error
         return skill.content
+
+    @mcp.resource(
+        REVIEW_URI,
+        name="daily-review-status",
+        title="Daily review status",
+        description="How much of today's review is done, how many cards are due, and when "
+        "the next are.",
+        mime_type="text/plain",
+    )
+    async def review_status() -> str:
+        from screvi_mcp.review.render import status_text
+        from screvi_mcp.server.tools.review import daily_review
+
+        # A static resource gets no request context: the server's own key's review.
+        async with resource_errors("The review"):
+            client = await backend.shared_client()
+            today = await daily_review(backend, None, client).today(fetch=0)
+        return status_text(today)
 
     @mcp.resource(
         "screvi://highlights/{highlight_id}",

@@ -18,8 +18,8 @@ from screvi_mcp.server.render import ResponseFormat
 if TYPE_CHECKING:
     from screvi_mcp.server.backend import Backend
 
-Toolset = Literal["highlights", "search", "sources", "articles", "tags"]
-TOOLSETS: tuple[Toolset, ...] = ("highlights", "search", "sources", "articles", "tags")
+Toolset = Literal["highlights", "search", "sources", "articles", "tags", "review"]
+TOOLSETS: tuple[Toolset, ...] = ("highlights", "search", "sources", "articles", "tags", "review")
 
 
 ToolFn = Callable[..., Awaitable[str]]

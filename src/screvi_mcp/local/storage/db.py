@@ -86,15 +86,16 @@ def statements(script: str) -> Iterator[str]:
     # A trailing fragment without `;` is a comment or whitespace (sqlite would ignore it).
 
 
-def migrate(conn: sqlite3.Connection) -> list[str]:
+def migrate(conn: sqlite3.Connection, steps: list[tuple[str, str]] | None = None) -> list[str]:
     """Apply the migrations this file has not seen yet; returns the names applied.
+    `steps` narrows them (review's own state file takes only its own step).
 
     All pending steps run in one write transaction, and the list of applied steps is read
     inside it: several processes opening a fresh file at once queue on the lock, and each
     finds the work the one before it did (no `table settings already exists`). A failed step
     rolls every pending step back, so a file is never left half-migrated.
     """
-    steps = migration_steps()
+    steps = migration_steps() if steps is None else steps
     if _pending(conn, steps) == []:
         return []  # the common case: no write lock taken just to open a library
     applied: list[str] = []
