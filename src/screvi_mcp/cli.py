@@ -429,6 +429,23 @@ def _folder_given(kind: str, folder: Path) -> str:
     return f"{folder} is a folder; give the Readwise export file (a .csv)"
 
 
+def _job_stopped(job: str, failure: Exception, library_path: Path, rerun: str) -> str:
+    """What to say of an import or export that stopped: `rerun` (what running it again
+    does) after a disk, lock or model failure, but not when the library file itself is
+    refused or damaged, which no re-run fixes."""
+    import sqlite3
+
+    from screvi_mcp.local.storage.db import damaged
+
+    if isinstance(failure, config.ConfigurationProblem):
+        return str(failure)
+    if isinstance(failure, sqlite3.DatabaseError) and not isinstance(
+        failure, sqlite3.OperationalError
+    ):
+        return damaged(library_path, failure)
+    return f"the {job} stopped: {type(failure).__name__}: {failure}. {rerun}"
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """`import kindle|readwise PATH`: parse whole, validate, write in batches, summarise."""
     import sqlite3
@@ -463,13 +480,12 @@ def cmd_import(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    except (OSError, sqlite3.Error, RuntimeError) as failure:
-        # A disk, database or model failure mid-run: each batch is all-or-nothing, so what
-        # was committed is whole, and a re-run skips it by its import keys.
+    except (OSError, sqlite3.Error, RuntimeError, config.ConfigurationProblem) as failure:
+        # Each batch is all-or-nothing, so what was committed is whole, and a re-run skips
+        # it by its import keys.
+        rerun = "Batches already written are complete; run the same command again to continue."
         print(
-            f"screvi-mcp: the import stopped: {type(failure).__name__}: {failure}. Batches "
-            "already written are complete; run the same command again to continue.",
-            file=sys.stderr,
+            f"screvi-mcp: {_job_stopped('import', failure, library_path, rerun)}", file=sys.stderr
         )
         return 1
     except KeyboardInterrupt:
@@ -491,6 +507,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """`export markdown DIR | csv FILE | json FILE` from the library (or the hosted API)."""
+    import sqlite3
     from pathlib import Path
 
     from screvi_mcp.progress import ProgressReporter
@@ -503,6 +520,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         summary = export_library(args.format, target, library_path, progress=progress)
     except (OSError, ValueError) as problem:
         print(f"screvi-mcp: cannot export to {target}: {problem}", file=sys.stderr)
+        return 1
+    except (sqlite3.Error, config.ConfigurationProblem) as failure:
+        rerun = "Files are written whole, so none is half-written; run the same command again."
+        print(
+            f"screvi-mcp: {_job_stopped('export', failure, library_path, rerun)}", file=sys.stderr
+        )
         return 1
     except KeyboardInterrupt:
         print(
