@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from screvi_mcp import __version__, config
+from screvi_mcp.cli_parsing import OneLineParser, check_options, port
 
 log = logging.getLogger("screvi_mcp")
 
@@ -623,7 +624,7 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     )
     # No defaults here: given before `api`, these are api's too (`_bind_address`).
     group.add_argument("--host", help=f"HTTP address (default {DEFAULT_HOST})")
-    group.add_argument("--port", type=int, help=f"HTTP port (default {SERVE_PORT})")
+    group.add_argument("--port", type=port, help=f"HTTP port (default {SERVE_PORT})")
     group.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions")
     group.add_argument(
         "--auth-token",
@@ -666,7 +667,7 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="screvi-mcp",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
@@ -689,7 +690,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default=argparse.SUPPRESS, help=f"address to bind (default {DEFAULT_HOST})"
     )
     api.add_argument(
-        "--port", type=int, default=argparse.SUPPRESS, help=f"port (default {API_PORT})"
+        "--port", type=port, default=argparse.SUPPRESS, help=f"port (default {API_PORT})"
     )
     api.add_argument(
         "--rate-limit",
@@ -767,6 +768,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO, stream=sys.stderr, format="%(name)s: %(levelname)s: %(message)s"
     )
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    check_options(parser, argv)  # a misspelled option, named by its own command's parser
     args = parser.parse_args(argv)
     # httpx logs every request at INFO: noise in a host's log, and URLs may carry ids.
     logging.getLogger("httpx").setLevel(logging.WARNING)
