@@ -743,6 +743,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_transfer_commands(commands)
     _add_sync_command(commands)
+    from screvi_mcp import check
+
+    check.add_command(commands)
 
     library = commands.add_parser("library", help="library settings")
     library_commands = library.add_subparsers(
