@@ -91,6 +91,13 @@ def check_is_library(path: Path) -> None:
         )
 
 
+def is_busy(error: BaseException) -> bool:
+    """A transient refusal: another connection held the lock past our wait (`database is
+    locked`, `database is busy`). Trying again later succeeds; nothing is wrong with the file."""
+    text = str(error)
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """A connection with the pragmas every connection of the library needs."""
     conn = sqlite3.connect(
