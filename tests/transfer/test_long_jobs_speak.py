@@ -54,3 +54,44 @@ def test_reading_a_file_shows_progress_while_it_is_parsed(
     assert "reading: clippings_en.txt (0.0 MB) · " in during  # and again, with the time
     final = out.getvalue()
     assert f"reading: {report.records:,} highlights" in final and "done in" in final
+
+
+EXPORT_PROBE = """
+import sys, time
+from pathlib import Path
+from screvi_mcp.transfer.exporters import export_library
+started = time.perf_counter()
+export_library(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]))
+print(time.perf_counter() - started)
+print(sorted(name for name in ("numpy", "onnxruntime", "tokenizers") if name in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("kind", ["csv", "json", "markdown"])
+def test_an_export_loads_no_model_and_embeds_nothing(tmp_path: Path, kind: str) -> None:
+    """An export reads rows: it used to start the search index (loading the model, 3-6 s
+    before a 50-highlight export wrote a byte) and the article worker with it."""
+    import subprocess
+    import sys
+
+    from screvi_mcp.local.api.bodies import HighlightCreate
+    from screvi_mcp.local.storage.library import Library
+    from screvi_mcp.local.storage.store import highlights
+    from testsupport.embeddings import pending_embeddings
+
+    path = tmp_path / "library.sqlite3"
+    library = Library.open(path)
+    items = [HighlightCreate(content=f"passage {n} about tides") for n in range(50)]
+    highlights.create_many(library, items, bulk=True)
+    library.close()
+    done = subprocess.run(
+        [sys.executable, "-c", EXPORT_PROBE, kind, str(tmp_path / "out"), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    seconds, loaded = done.stdout.splitlines()
+    assert loaded == "[]", loaded  # no model, not even numpy
+    assert pending_embeddings(path) == 50  # left for the next server or import to embed
+    print(f"export {kind} of 50 highlights: {float(seconds):.2f}s")
