@@ -8,8 +8,11 @@ Each entry runs in-process through `cli.main` (refusals return before serving or
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -166,14 +169,32 @@ def test_a_library_from_a_newer_version_is_refused_by_every_entry(
         Library.open(path)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into any folder")
+@contextmanager
+def unwritable(folder: Path) -> Iterator[None]:
+    """A folder nobody may create files in: by its mode, or for root (whom modes do not
+    stop) by the immutable attribute, where the file system has it."""
+    if os.geteuid() != 0:
+        folder.chmod(0o500)
+        try:
+            yield
+        finally:
+            folder.chmod(0o700)
+        return
+    if (
+        shutil.which("chattr") is None
+        or subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode
+    ):
+        pytest.skip("root writes into any folder, and chattr +i is not available here")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
 def test_a_library_in_a_folder_sqlite_cannot_write_to_is_named(
     folders: tuple[Path, Path], screvi: Screvi
 ) -> None:
     path = folders[0] / "library.sqlite3"
     Library.open(path).close()
-    folders[0].chmod(0o500)
-    try:
+    with unwritable(folders[0]):
         assert_refused_untouched(screvi, path, folders[1], "not writable")
-    finally:
-        folders[0].chmod(0o700)
