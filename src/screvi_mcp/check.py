@@ -59,18 +59,20 @@ def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
         help=f"make one authenticated request with ${config.API_KEY_ENV} to "
         f"${config.BASE_URL_ENV} (default: nothing is contacted)",
     )
-    parser.add_argument("--host", default=None, help="the HTTP address to try (127.0.0.1)")
-    parser.add_argument("--port", type=port, default=None, help="the HTTP port to try (8000)")
+    parser.add_argument("--host", default=None, help="the MCP server's HTTP address to try")
+    parser.add_argument("--port", type=port, default=None, help="the MCP server's HTTP port")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from screvi_mcp.cli import DEFAULT_HOST, SERVE_PORT
+
     findings = [
         check_library(config.library_path(getattr(args, "library", None))),
         check_models(),
         *check_hosted(online=args.online),
         *check_mirror(args.mirror),
-        check_port(args.host or "127.0.0.1", 8000 if args.port is None else args.port),
+        check_port(args.host or DEFAULT_HOST, SERVE_PORT if args.port is None else args.port),
     ]
     for finding in findings:
         print(finding.line())
