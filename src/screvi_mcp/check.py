@@ -59,8 +59,13 @@ def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
         help=f"make one authenticated request with ${config.API_KEY_ENV} to "
         f"${config.BASE_URL_ENV} (default: nothing is contacted)",
     )
-    parser.add_argument("--host", default=None, help="the MCP server's HTTP address to try")
-    parser.add_argument("--port", type=port, default=None, help="the MCP server's HTTP port")
+    # Unset unless given here: a --host/--port given before `check` holds (as for `api`).
+    parser.add_argument(
+        "--host", default=argparse.SUPPRESS, help="the MCP server's HTTP address to try"
+    )
+    parser.add_argument(
+        "--port", type=port, default=argparse.SUPPRESS, help="the MCP server's HTTP port"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -72,7 +77,10 @@ def run(args: argparse.Namespace) -> int:
         check_models(),
         *check_hosted(online=args.online),
         *check_mirror(args.mirror),
-        check_port(args.host or DEFAULT_HOST, SERVE_PORT if args.port is None else args.port),
+        check_port(
+            getattr(args, "host", None) or DEFAULT_HOST,
+            SERVE_PORT if getattr(args, "port", None) is None else args.port,
+        ),
     ]
     for finding in findings:
         print(finding.line())
