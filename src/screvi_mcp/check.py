@@ -121,8 +121,8 @@ def check_library(path: Path, part: str = "library") -> Finding:
     except sqlite3.Error as exc:
         return Finding(part, False, f"{path} cannot be read ({exc})")
     waiting = counts["waiting"]
-    backlog = f"; {waiting} waiting to be embedded (search by meaning lags)" if waiting else ""
-    return Finding(part, True, f"{path}: {counts['highlights']} highlights{backlog}")
+    backlog = f"; {waiting:,} waiting to be embedded (search by meaning lags)" if waiting else ""
+    return Finding(part, True, f"{path}: {counts['highlights']:,} highlights{backlog}")
 
 
 def check_models() -> Finding:
