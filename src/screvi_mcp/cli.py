@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from screvi_mcp import __version__, config
+from screvi_mcp.cli_parsing import OneLineParser, check_options, port
 
 log = logging.getLogger("screvi_mcp")
 
@@ -429,6 +430,23 @@ def _folder_given(kind: str, folder: Path) -> str:
     return f"{folder} is a folder; give the Readwise export file (a .csv)"
 
 
+def _job_stopped(job: str, failure: Exception, library_path: Path, rerun: str) -> str:
+    """What to say of an import or export that stopped: `rerun` (what running it again
+    does) after a disk, lock or model failure, but not when the library file itself is
+    refused or damaged, which no re-run fixes."""
+    import sqlite3
+
+    from screvi_mcp.local.storage.db import damaged
+
+    if isinstance(failure, config.ConfigurationProblem):
+        return str(failure)
+    if isinstance(failure, sqlite3.DatabaseError) and not isinstance(
+        failure, sqlite3.OperationalError
+    ):
+        return damaged(library_path, failure)
+    return f"the {job} stopped: {type(failure).__name__}: {failure}. {rerun}"
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """`import kindle|readwise PATH`: parse whole, validate, write in batches, summarise."""
     import sqlite3
@@ -463,13 +481,12 @@ def cmd_import(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    except (OSError, sqlite3.Error, RuntimeError) as failure:
-        # A disk, database or model failure mid-run: each batch is all-or-nothing, so what
-        # was committed is whole, and a re-run skips it by its import keys.
+    except (OSError, sqlite3.Error, RuntimeError, config.ConfigurationProblem) as failure:
+        # Each batch is all-or-nothing, so what was committed is whole, and a re-run skips
+        # it by its import keys.
+        rerun = "Batches already written are complete; run the same command again to continue."
         print(
-            f"screvi-mcp: the import stopped: {type(failure).__name__}: {failure}. Batches "
-            "already written are complete; run the same command again to continue.",
-            file=sys.stderr,
+            f"screvi-mcp: {_job_stopped('import', failure, library_path, rerun)}", file=sys.stderr
         )
         return 1
     except KeyboardInterrupt:
@@ -491,6 +508,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """`export markdown DIR | csv FILE | json FILE` from the library (or the hosted API)."""
+    import sqlite3
     from pathlib import Path
 
     from screvi_mcp.progress import ProgressReporter
@@ -503,6 +521,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         summary = export_library(args.format, target, library_path, progress=progress)
     except (OSError, ValueError) as problem:
         print(f"screvi-mcp: cannot export to {target}: {problem}", file=sys.stderr)
+        return 1
+    except (sqlite3.Error, config.ConfigurationProblem) as failure:
+        rerun = "Files are written whole, so none is half-written; run the same command again."
+        print(
+            f"screvi-mcp: {_job_stopped('export', failure, library_path, rerun)}", file=sys.stderr
+        )
         return 1
     except KeyboardInterrupt:
         print(
@@ -600,7 +624,7 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     )
     # No defaults here: given before `api`, these are api's too (`_bind_address`).
     group.add_argument("--host", help=f"HTTP address (default {DEFAULT_HOST})")
-    group.add_argument("--port", type=int, help=f"HTTP port (default {SERVE_PORT})")
+    group.add_argument("--port", type=port, help=f"HTTP port (default {SERVE_PORT})")
     group.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions")
     group.add_argument(
         "--auth-token",
@@ -643,7 +667,7 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="screvi-mcp",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
@@ -666,7 +690,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default=argparse.SUPPRESS, help=f"address to bind (default {DEFAULT_HOST})"
     )
     api.add_argument(
-        "--port", type=int, default=argparse.SUPPRESS, help=f"port (default {API_PORT})"
+        "--port", type=port, default=argparse.SUPPRESS, help=f"port (default {API_PORT})"
     )
     api.add_argument(
         "--rate-limit",
@@ -719,11 +743,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_transfer_commands(commands)
     _add_sync_command(commands)
+    from screvi_mcp import check
     from screvi_mcp.review import command as review_command
 
     review = commands.add_parser("review", help="today's spaced-repetition review of highlights")
     review_command.add_arguments(review)
     review.set_defaults(handler=review_command.run)
+    check.add_command(commands)
 
     library = commands.add_parser("library", help="library settings")
     library_commands = library.add_subparsers(
@@ -749,6 +775,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO, stream=sys.stderr, format="%(name)s: %(levelname)s: %(message)s"
     )
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    check_options(parser, argv)  # a misspelled option, named by its own command's parser
     args = parser.parse_args(argv)
     # httpx logs every request at INFO: noise in a host's log, and URLs may carry ids.
     logging.getLogger("httpx").setLevel(logging.WARNING)

@@ -21,9 +21,11 @@ The API is small on purpose and shared by several jobs: `ProgressReporter` (`adv
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import TextIO
 
@@ -209,6 +211,43 @@ class ProgressReporter:
         if self.total > 0:
             filled = min(BAR_WIDTH, BAR_WIDTH * self.done // self.total)
         return f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}]"
+
+
+# Work that cannot count its progress (a file parsed whole) says so at once, then how long
+# it has taken this often, so a long read never looks like a hang.
+HEARTBEAT_SECONDS = 1.0
+
+
+@contextlib.contextmanager
+def heartbeat(reporter: ProgressReporter, what: str) -> Iterator[ProgressReporter]:
+    """`reporter`'s phase while it cannot count: "LABEL: WHAT" at once, then with the time
+    taken every HEARTBEAT_SECONDS on a terminal (every plain-line interval otherwise); its
+    own final line ("done in", or "stopped after" on an exception) when the block ends. Set
+    the count (`update`) inside the block once it is known."""
+    stop = threading.Event()
+
+    def say(text: str) -> None:
+        if reporter._enabled and reporter._finished_at is None:
+            end = "\x1b[K" if reporter._tty else "\n"
+            reporter._stream.write(("\r" if reporter._tty else "") + text + end)
+            reporter._stream.flush()
+
+    def beat() -> None:
+        every = HEARTBEAT_SECONDS if reporter._tty else reporter._interval
+        while not stop.wait(every):
+            say(f"{reporter.label}: {what} · {format_duration(reporter.elapsed)}")
+
+    say(f"{reporter.label}: {what}")
+    ticker = threading.Thread(target=beat, name="progress-heartbeat", daemon=True)
+    ticker.start()
+    failed = True
+    try:
+        yield reporter
+        failed = False
+    finally:
+        stop.set()  # no beat after the final line
+        ticker.join()
+        reporter.finish(stopped=failed)
 
 
 def _is_tty(stream: TextIO) -> bool:

@@ -8,6 +8,7 @@ client must not care which it talks to.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -34,8 +35,29 @@ from screvi_mcp.client import (
 from screvi_mcp.models import ArticleWithContent, Highlight, Page, SearchResult, Source
 
 # Article URLs point at a closed port on this machine: nothing leaves 127.0.0.1 even if a
-# background fetcher tries them.
+# background fetcher tries them. The library refuses loopback pages at save time unless
+# private networks are allowed, so these tests allow them.
 ARTICLE_URL = "http://127.0.0.1:9/essays/on-attention"
+
+
+@pytest.fixture(autouse=True)
+def _loopback_pages_may_be_saved(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCREVI_ALLOW_PRIVATE_NETWORKS", "1")
+
+
+@pytest.fixture
+def missing_page() -> Iterator[str]:
+    """A loopback page answering 404: its article settles at once as `failed` (a closed
+    port is a transient failure, retried with back-off)."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+
+    from testsupport.servers import asgi_server
+
+    app = Starlette()
+    app.add_route("/{path:path}", lambda request: PlainTextResponse("gone", status_code=404))
+    with asgi_server(app) as root:
+        yield f"{root}/essays/on-attention"
 
 
 # Highlights ------------------------------------------------------------------------------
@@ -298,10 +320,10 @@ async def test_article_tags_and_highlights(connect: ClientFactory) -> None:
     assert [a.id for a in with_highlights.data] == [saved.id]
 
 
-async def test_article_body_without_highlights(connect: ClientFactory) -> None:
+async def test_article_body_without_highlights(connect: ClientFactory, missing_page: str) -> None:
     """Reading a body chunk by chunk need not carry the article's highlights each time."""
     async with connect() as client:
-        saved = await client.save_article(ARTICLE_URL)
+        saved = await client.save_article(missing_page)
         await client.create_highlight("A line from the essay", article_id=saved.id)
         # The background fetcher moves the article from `fetching` to `failed` at any moment;
         # compare the two reads only once it has settled, or the race is what gets compared.
@@ -334,7 +356,7 @@ class IgnoresPreferences(httpx.AsyncBaseTransport):
 
 
 async def test_article_body_without_highlights_from_a_server_that_ignores_it(
-    library_path: Path,
+    library_path: Path, missing_page: str
 ) -> None:
     from screvi_mcp.local.api.seam import EmbeddedLibrary
 
@@ -343,10 +365,10 @@ async def test_article_body_without_highlights_from_a_server_that_ignores_it(
     server = IgnoresPreferences(library)
     settings = {**library.client_options(), "transport": server}
     async with ScreviClient(**settings, retry=RetryPolicy(max_retries=0)) as client:
-        saved = await client.save_article(ARTICLE_URL)
+        saved = await client.save_article(missing_page)
         await client.create_highlight("A line from the essay", article_id=saved.id)
-        # The fetch worker settles the article first (here: fails it, the address being
-        # loopback); otherwise the two reads may straddle that change.
+        # The fetch worker settles the article first (here: fails it, the page answering
+        # 404); otherwise the two reads may straddle that change.
         worker = library.app.state.article_worker
         worker.wake()
         with anyio.fail_after(30):  # a bound against hanging only

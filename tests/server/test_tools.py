@@ -320,7 +320,8 @@ async def test_list_articles_rejects_a_bad_date(client: Client) -> None:
     assert_tool_error(text, "invalid_parameter", "saved_since")
 
 
-async def test_save_article_is_queued(library_path: Path) -> None:
+async def test_save_article_is_queued(library_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCREVI_ALLOW_PRIVATE_NETWORKS", "1")  # SAVE_URL is on loopback
     async with mcp_client(library_path) as client:
         text = await call_ok(client, "save_article", {"url": SAVE_URL, "tags": ["later"]})
     match = re.fullmatch(

@@ -91,7 +91,9 @@ class LibraryDump:
 
 async def read_library(library_path: Path, progress: ProgressReporter | None = None) -> LibraryDump:
     highlights: list[Highlight] = []
-    client = await embedded_client(library_path, server_rate_limit_per_minute=EXPORT_RATE_LIMIT)
+    client = await embedded_client(  # reads only: no search model, no article fetching
+        library_path, server_rate_limit_per_minute=EXPORT_RATE_LIMIT, background_work=False
+    )
     async with client:  # the client owns the transport: closing it ends the app
         sources = [
             source

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from screvi_mcp.local.storage.library import Library
-from screvi_mcp.progress import ProgressReporter
+from screvi_mcp.progress import ProgressReporter, heartbeat
 from screvi_mcp.transfer import kindle, readwise
 from screvi_mcp.transfer.importer import ImportReport, run_import
 from screvi_mcp.transfer.records import MalformedFile, ParsedFile
@@ -65,6 +65,19 @@ def _library_for(library_path: Path, *, dry_run: bool) -> Iterator[Library]:
         library.close()
 
 
+def _parse_telling(
+    kind: str, path: Path, progress: Callable[[str], ProgressReporter] | None
+) -> ParsedFile:
+    """Parse the file, saying so from the first second: a large one takes a while."""
+    if progress is None:
+        return parse_file(kind, path)
+    megabytes = path.stat().st_size / 1_000_000
+    with heartbeat(progress("reading"), f"{path.name} ({megabytes:,.1f} MB)") as reading:
+        parsed = parse_file(kind, path)
+        reading.update(len(parsed.records))
+    return parsed
+
+
 def import_file(
     kind: str,
     path: Path,
@@ -82,7 +95,7 @@ def import_file(
     then "embedding" for what the background worker has not embedded by the last batch),
     so that its clock (rate, ETA) leaves out opening the library and loading the model.
     """
-    parsed = parse_file(kind, path)
+    parsed = _parse_telling(kind, path, progress)
     with _library_for(library_path, dry_run=dry_run) as library:
         if embed and not dry_run:
             from screvi_mcp.local.search.attach import attach_semantic_index

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
 from api_testkit import Api, ts
 
 ARTICLE_FIELDS = {
@@ -243,6 +244,13 @@ async def test_list_include_deleted(asgi_api: Api) -> None:
 # --- POST ---------------------------------------------------------------------------------
 
 
+@pytest.fixture
+def loopback_pages_may_be_saved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LOCAL is loopback: refused at save time unless private networks are allowed."""
+    monkeypatch.setenv("SCREVI_ALLOW_PRIVATE_NETWORKS", "1")
+
+
+@pytest.mark.usefixtures("loopback_pages_may_be_saved")
 async def test_save_new_then_duplicate(api: Api) -> None:
     url = f"{LOCAL}/new-article-{uuid.uuid4().hex}"
     created = await api.post("/articles", {"url": url, "tags": ["ToRead"]})

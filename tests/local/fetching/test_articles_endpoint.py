@@ -17,7 +17,9 @@ from fetching_site import LocalSite
 
 from screvi_mcp.local.api import keys
 from screvi_mcp.local.api.app import create_app
+from screvi_mcp.local.fetching import article_rows
 from screvi_mcp.local.fetching.pipeline import ArticleWorker
+from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.storage.library import Library
 from testsupport.inprocess import in_process_client
 
@@ -107,18 +109,19 @@ async def test_the_guard_is_on_by_default(
     tmp_path: Path, site: LocalSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("SCREVI_ALLOW_PRIVATE_NETWORKS", raising=False)
-    async with app_client(tmp_path / "lib.sqlite") as (client, worker):
+    async with app_client(tmp_path / "lib.sqlite") as (client, _worker):
         saved = await client.post("/articles", json={"url": site.url("/article")})
-        assert saved.status_code == 201
-        await settle(worker)
-        article = (await client.get(f"/articles/{saved.json()['data']['id']}")).json()["data"]
-    assert article["parse_state"] == "failed"
-    assert article["parse_failure"]["reason"] == "blocked_address"
-    assert article["content"] is None
+        listed = (await client.get("/articles")).json()["data"]
+    # Refused in the answer to the save (spec error shape), nothing queued to fail later.
+    assert saved.status_code == 422, saved.text
+    assert saved.json()["code"] == "validation_failed"
+    reason = saved.json()["fields"]["url"]
+    assert "loopback" in reason
+    assert listed == []
     assert site.requests == []
     # The refusal says how a user who means it can allow it.
-    assert "SCREVI_ALLOW_PRIVATE_NETWORKS=1" in article["parse_error"]
-    assert "--allow-private-networks" in article["parse_error"]
+    assert "SCREVI_ALLOW_PRIVATE_NETWORKS=1" in reason
+    assert "--allow-private-networks" in reason
 
 
 async def test_saving_a_failed_article_again_retries_it(
@@ -126,10 +129,16 @@ async def test_saving_a_failed_article_again_retries_it(
 ) -> None:
     monkeypatch.delenv("SCREVI_ALLOW_PRIVATE_NETWORKS", raising=False)
     path = tmp_path / "lib.sqlite"
-    async with app_client(path) as (client, worker):
-        first = await client.post("/articles", json={"url": site.url("/article")})
-        await settle(worker)
-    article_id = first.json()["data"]["id"]
+    url = site.url("/article")
+    library = Library.open(path)  # what a fetch refused under an earlier policy left
+    with library.write() as conn:
+        article_id = article_rows.insert_article(conn, url, normalise_url(url))
+        conn.execute(
+            "UPDATE articles SET parse_state = 'failed', parse_error = 'refused' "
+            "WHERE source_id = ?",
+            (article_id,),
+        )
+    library.close()
     # The user allows private addresses and saves the same URL again: same article, queued.
     async with app_client(path, allow_private_networks=True) as (client, worker):
         again = await client.post("/articles", json={"url": site.url("/article")})

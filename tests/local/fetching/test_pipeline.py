@@ -410,9 +410,21 @@ async def test_a_page_without_article_text_fails(library: Library, site: LocalSi
     assert row["parse_failure"]["reason"] == "no_content"
 
 
-async def test_a_loopback_url_is_refused_and_says_why(library: Library, site: LocalSite) -> None:
+async def test_a_loopback_url_is_refused_when_saved(library: Library, site: LocalSite) -> None:
     async with Fetcher(AddressPolicy(allow_private=False)) as fetcher:
-        row = await save_and_process(library, fetcher, site.url("/article"))
+        with pytest.raises(InvalidArticleURL, match="loopback"):
+            await save_article(library, site.url("/article"), None, fetcher=fetcher)
+    assert library.connection().execute("SELECT count(*) FROM articles").fetchone()[0] == 0
+    assert site.requests == []
+
+
+async def test_a_name_resolving_to_loopback_is_refused_when_fetched(
+    library: Library, site: LocalSite
+) -> None:
+    """Only DNS knows where a name leads: such a page is saved, then fails, saying why."""
+    strict = AddressPolicy(allow_private=False)
+    async with Fetcher(strict, transport=LoopbackRouter(site), resolver=loopback_resolver) as f:
+        row = await save_and_process(library, f, "https://essays.example/article")
     assert row["parse_state"] == "failed"
     assert row["parse_failure"]["reason"] == "blocked_address"
     assert "loopback" in row["parse_error"]

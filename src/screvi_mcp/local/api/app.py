@@ -97,11 +97,14 @@ def create_app(
     skill_path: Path | None = None,
     allow_private_networks: bool | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    background_work: bool = True,
 ) -> Starlette:
     """The API app over the library file at `library_path` (created if missing).
 
     `allow_private_networks` lets the article fetcher reach loopback and private addresses
-    (None: as `SCREVI_ALLOW_PRIVATE_NETWORKS` says; off by default).
+    (None: as `SCREVI_ALLOW_PRIVATE_NETWORKS` says; off by default). Without
+    `background_work` neither the search index (its model) nor the article worker starts:
+    for a one-shot reader such as an export, which needs neither (search is keyword-only).
     """
 
     @asynccontextmanager
@@ -122,13 +125,14 @@ def create_app(
         app.state.skill_path = skill_path or bundled_skill_path()
         app.state.max_body_bytes = max_body_bytes
         # Loads stored vectors (never re-embeds); None, keyword-only, without the extra.
-        attach_semantic_index(library)
+        if background_work:
+            attach_semantic_index(library)
         fetcher = Fetcher(AddressPolicy.from_env(allow_private_networks))
         worker = ArticleWorker(library, fetcher)
         app.state.fetcher = fetcher
         app.state.article_worker = worker
         # A mirror's articles are fetched by Screvi and copied by `sync`: never fetched here.
-        fetches = not mirror_store.is_mirror(library.connection())
+        fetches = background_work and not mirror_store.is_mirror(library.connection())
         if fetches:
             await worker.start()  # also resumes articles a crash left queued or fetching
         try:

@@ -7,14 +7,23 @@ each under `FetchSettings.save_timeout`. The page body is fetched later by the w
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+import socket
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from screvi_mcp.local.fetching import article_rows
 from screvi_mcp.local.fetching.fetcher import Fetcher, FetchError
+from screvi_mcp.local.fetching.netguard import (
+    AddressPolicy,
+    BlockedAddressError,
+    IPAddress,
+    parse_ip_literal,
+)
 from screvi_mcp.local.fetching.social import (
     SocialEndpoints,
     SocialPost,
@@ -22,6 +31,7 @@ from screvi_mcp.local.fetching.social import (
     fetch_social_post,
 )
 from screvi_mcp.local.fetching.urls import (
+    InvalidArticleURL,
     is_pdf_url,
     is_short_link,
     normalise_url,
@@ -88,6 +98,36 @@ async def resolve_short_link(fetcher: Fetcher, url: str) -> str:
         return url
 
 
+def _numeric_address(host: str) -> IPAddress | None:
+    """The address `host` names when it is written as numbers in any form a socket accepts
+    (`127.1`, `2130706433`, `0x7f.1`...), found without asking DNS; else None."""
+    literal = parse_ip_literal(host)
+    if literal is not None:
+        return literal
+    try:
+        infos = socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)
+    except (socket.gaierror, UnicodeError):
+        return None
+    return ipaddress.ip_address(str(infos[0][4][0]).split("%", 1)[0])
+
+
+def refuse_known_blocked(policy: AddressPolicy, url: str) -> None:
+    """Raise InvalidArticleURL when the fetch policy refuses `url`'s host and that is known
+    without the network: an address written as numbers, or a name never fetched (localhost,
+    `*.local`, metadata hosts). The saver reads the refusal in the answer to the save, rather
+    than from an article queued only to fail. A name whose DNS answer is refused is still
+    refused when the page is fetched (the article fails with that reason)."""
+    host = urlsplit(url).hostname or ""
+    try:
+        address = _numeric_address(host)
+        if address is None:
+            policy.check_host_name(host)
+        else:
+            policy.check_addresses(host, [address])
+    except BlockedAddressError as refused:
+        raise InvalidArticleURL(f"not saved: {refused}") from None
+
+
 async def save_article(
     library: Library,
     url: str,
@@ -103,11 +143,16 @@ async def save_article(
     Saving the URL of a `failed` article again queues it again: the way to retry.
 
     Raises `InvalidArticleURL` (a ValueError; the route answers 422 on `url`) for anything
-    but an absolute http(s) URL. Whether the fetcher may reach the address is decided when the
-    page is fetched: a refused address ends as a `failed` article with a clear `parse_error`.
+    but an absolute http(s) URL, and for an address the fetch policy refuses when that is
+    known now (`refuse_known_blocked`). Otherwise whether the fetcher may reach the address
+    is decided when the page is fetched: a refused address ends as a `failed` article with a
+    clear `parse_error`.
     """
     given = validate_url(url)
+    refuse_known_blocked(fetcher.policy, given)
     target = await resolve_short_link(fetcher, given)
+    if target != given:
+        refuse_known_blocked(fetcher.policy, target)
 
     post_ref = parse_social_post(target)
     if post_ref is not None:

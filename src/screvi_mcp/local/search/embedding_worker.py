@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from screvi_mcp.local.search.embedding_queue import new_claim_token
+from screvi_mcp.local.storage.db import is_busy
 
 if TYPE_CHECKING:
     from screvi_mcp.local.search.index import SemanticIndex
@@ -84,17 +85,22 @@ class EmbeddingWorker:
         if first is not None:
             try:
                 first()
-            except Exception:
-                if not (library.closed or self._stop.is_set()):
+            except Exception as exc:
+                if is_busy(exc):  # the next round's sweep finds them as well
+                    log.debug("library busy; highlights without vectors are looked for later")
+                elif not (library.closed or self._stop.is_set()):
                     log.exception("finding highlights without vectors failed")
         while not self._stop.is_set() and not library.closed:
             self._wake.clear()
             try:
                 self.drain()
-            except Exception:
+            except Exception as exc:
                 if library.closed or self._stop.is_set():
                     return  # closing mid-round is a normal shutdown; the rows stay queued
-                log.exception("embedding queued highlights failed; retrying")
+                if is_busy(exc):  # another writer held the library: transient, no traceback
+                    log.debug("library busy; embedding resumes in %gs", RETRY_SECONDS)
+                else:
+                    log.exception("embedding queued highlights failed; retrying")
                 self._stop.wait(RETRY_SECONDS)
                 continue
             self._wake.wait(POLL_SECONDS)

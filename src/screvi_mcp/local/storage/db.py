@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
+from screvi_mcp.config import ConfigurationProblem
 from screvi_mcp.local.storage import clock
 
 BUSY_TIMEOUT_MS = 10_000
@@ -22,6 +23,79 @@ BUSY_TIMEOUT_MS = 10_000
 # WAL_KEEP_BYTES the next time it is reused.
 WAL_HARD_PAGES = 16_384
 WAL_KEEP_BYTES = 16 * 1024 * 1024
+# The library's mark in the SQLite header (`PRAGMA application_id`, bytes 68-71): "Scrv".
+# Set on every library this program opens; a file carrying another application's mark, or
+# tables without ours, is someone else's database and is never written to.
+APPLICATION_ID = 0x53637276
+# The first migration: a file without the mark but with this row was made by an older
+# screvi-mcp, before the mark existed.
+FIRST_MIGRATION = "0001_initial.sql"
+
+
+class LibraryRefused(ConfigurationProblem):
+    """The file at a library path is not one this program may open; the message says which
+    file, why, and what to do. Raised before anything is written to it."""
+
+
+def read_only(path: Path) -> sqlite3.Connection:
+    """A connection that cannot change the file, nor leave a file beside it.
+
+    Without a write-ahead log beside it, nothing but the file holds data and the file is
+    read as immutable: opening a WAL-mode database read-only would otherwise create (and
+    leave) its -wal and -shm files. With a log present, it is read with it.
+    """
+    wal = path.with_name(path.name + "-wal")
+    flag = "mode=ro" if wal.exists() else "immutable=1"
+    return sqlite3.connect(f"{path.resolve().as_uri()}?{flag}", uri=True)
+
+
+def damaged(path: Path, reason: object) -> str:
+    """What to say of a library SQLite cannot read: nothing a retry would fix."""
+    return (
+        f"the library {path} is damaged ({reason}); restore it from a backup, or point "
+        "--library at another file (a new path starts an empty library)"
+    )
+
+
+def check_is_library(path: Path) -> None:
+    """Refuse, without writing a byte, a SQLite file that is not a library of ours (another
+    application's database) or one written by a newer screvi-mcp (a migration this version
+    does not know). A missing, empty or table-less file is a new library."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        conn = read_only(path)
+        try:
+            mark = int(conn.execute("PRAGMA application_id").fetchone()[0])
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            applied = (
+                {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+                if "schema_migrations" in tables
+                else set()
+            )
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise LibraryRefused(damaged(path, exc)) from exc
+    if mark != APPLICATION_ID and tables and FIRST_MIGRATION not in applied:
+        raise LibraryRefused(
+            f"{path} is a SQLite database of another application, not a screvi-mcp library; "
+            "it was left untouched. Point --library at a library file or at a new path"
+        )
+    unknown = sorted(applied - {name for name, _ in migration_steps()})
+    if unknown:
+        raise LibraryRefused(
+            f"the library {path} was written by a newer screvi-mcp (it has migration "
+            f"{', '.join(unknown)}, which this version does not know); upgrade screvi-mcp to "
+            "open it, or point --library at another file. It was left untouched"
+        )
+
+
+def is_busy(error: BaseException) -> bool:
+    """A transient refusal: another connection held the lock past our wait (`database is
+    locked`, `database is busy`). Trying again later succeeds; nothing is wrong with the file."""
+    text = str(error)
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -96,10 +170,11 @@ def migrate(conn: sqlite3.Connection, steps: list[tuple[str, str]] | None = None
     rolls every pending step back, so a file is never left half-migrated.
     """
     steps = migration_steps() if steps is None else steps
-    if _pending(conn, steps) == []:
+    if _pending(conn, steps) == [] and _marked(conn):
         return []  # the common case: no write lock taken just to open a library
     applied: list[str] = []
     with transaction(conn):
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         for name, sql in _pending(conn, steps):
             for statement in statements(sql):
                 conn.execute(statement)
@@ -109,6 +184,10 @@ def migrate(conn: sqlite3.Connection, steps: list[tuple[str, str]] | None = None
             )
             applied.append(name)
     return applied
+
+
+def _marked(conn: sqlite3.Connection) -> bool:
+    return int(conn.execute("PRAGMA application_id").fetchone()[0]) == APPLICATION_ID
 
 
 def _pending(conn: sqlite3.Connection, steps: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -63,6 +63,7 @@ class Library:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists():
             _create_private(path)
+        db.check_is_library(path)  # before the first connection, which writes to the file
         library = cls(path)
         db.migrate(library.connection())
         # Only a file migrated by an older copy of the schema (tests pin one) lacks the table.

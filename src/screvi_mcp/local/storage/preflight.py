@@ -11,9 +11,11 @@ import importlib.util
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from screvi_mcp.config import ConfigurationProblem
+from screvi_mcp.local.storage import db
 
 __all__ = ["LOCAL_EXTRA_HINT", "ConfigurationProblem", "check_embedded", "check_library_path"]
 
@@ -92,17 +94,54 @@ def _check_existing_file(path: Path) -> None:
             f"{path} is not a screvi-mcp library (not a SQLite database); point --library at "
             "a library file or at a new path"
         )
+    _check_siblings_writable(path)
+    db.check_is_library(path)
+    _check_intact(path)
+
+
+def _check_siblings_writable(path: Path) -> None:
+    """SQLite keeps its write-ahead log beside the file: a library in a folder that does not
+    let it create them opens, then fails at the first write."""
+    for suffix in ("-wal", "-shm"):
+        sibling = path.with_name(path.name + suffix)
+        if sibling.exists() and not os.access(sibling, os.R_OK | os.W_OK):
+            raise ConfigurationProblem(
+                f"the library's {sibling.name} beside {path} is not writable; make it "
+                "writable (chmod u+rw) or choose another --library path"
+            )
+    folder = path.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigurationProblem(
+            f"the folder {folder} of the library {path} is not writable, and SQLite writes "
+            "its log files there; make it writable or move the library to a writable folder"
+        )
+
+
+# How long the start-up check may read the library looking for damage (PRAGMA quick_check):
+# a small library is read whole; a large one as far as this allows, the rest found on use.
+INTEGRITY_CHECK_SECONDS = 2.0
+
+
+def _check_intact(path: Path, seconds: float = INTEGRITY_CHECK_SECONDS) -> None:
+    """The library's pages read back (`PRAGMA quick_check`, bounded in time): a file damaged
+    in the middle is named here rather than as an internal error at some later call."""
+    deadline = time.monotonic() + seconds
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = db.read_only(path)
         try:
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            # A non-zero answer interrupts the check: past the deadline it stops unfinished.
+            conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+            verdict = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
         finally:
             conn.close()
+    except sqlite3.OperationalError as exc:
+        if "interrupted" in str(exc):
+            return  # checked as far as the bound allows
+        raise ConfigurationProblem(db.damaged(path, exc)) from exc
     except sqlite3.DatabaseError as exc:
-        raise ConfigurationProblem(
-            f"the library {path} is damaged ({exc}); restore it from a backup or choose "
-            "another --library path"
-        ) from exc
+        raise ConfigurationProblem(db.damaged(path, exc)) from exc
+    if verdict != ["ok"]:
+        raise ConfigurationProblem(db.damaged(path, verdict[0]))
 
 
 def missing_local_extra() -> list[str]:

@@ -319,14 +319,21 @@ def _write_source(conn: sqlite3.Connection, item: SourceItem) -> tuple[str | Non
     return target, Outcome.updated
 
 
+# Metadata an import never overwrites: where an item came from first.
+FIRST_IMPORT_KEYS = ("imported_from",)
+
+
 def _merged(stored: str | None, incoming: dict[str, Any] | None) -> str | None:
-    """The stored metadata with the incoming keys added; None when nothing would change."""
+    """The stored metadata with the incoming keys added; None when nothing would change.
+    `imported_from` stays as the first import set it: the same passage imported from
+    Kindle and from Readwise is not "updated" at every switch between the two files."""
     if not incoming:
         return None
     current = json.loads(stored) if stored else {}
     if not isinstance(current, dict):
         current = {}
-    merged = {**current, **incoming}
+    kept = {key: current[key] for key in FIRST_IMPORT_KEYS if key in current}
+    merged = {**current, **incoming, **kept}
     return None if merged == current else json.dumps(merged)
 
 
@@ -361,6 +368,7 @@ def _write_highlight(
     body = item.body
     prints = _fingerprints(body)
     target = _lookup(conn, "highlight", [item.key, *item.earlier_keys])
+    adopted = False
     if target is None:
         row = _adoptable(conn, item, source_id, run_keys)
         if row is None:
@@ -369,15 +377,21 @@ def _write_highlight(
             )
             _remember(conn, "highlight", item.key, highlight_id, prints)
             return Outcome.created, seq
-        target = str(row["id"])
-    # Fields whose value in the file is the one this key imported last time: the file did
-    # not change them, so the library's value (perhaps the reader's edit) stands.
-    last = _last_imported(conn, item.key) or {}
-    unchanged = frozenset(name for name, value in prints.items() if last.get(name) == value)
+        target, adopted = str(row["id"]), True
     row = conn.execute("SELECT * FROM highlights WHERE id = ?", (target,)).fetchone()
     if row is None or row["deleted_at"] is not None:
         _remember(conn, "highlight", item.key, target)
         return Outcome.deleted, None
+    # Fields whose value in the file is the one this key imported last time: the file did
+    # not change them, so the library's value (perhaps the reader's edit) stands. A passage
+    # adopted from another format (the same text) only gains what it lacks: two files that
+    # disagree on a date or a location would otherwise flip it at each import.
+    last = _last_imported(conn, item.key) or {}
+    unchanged = frozenset(
+        name
+        for name, value in prints.items()
+        if (row[name] is not None if adopted else last.get(name) == value)
+    )
     result = _refresh(conn, row, body, unchanged)
     if result[0] != Outcome.unchanged or not last:
         _remember(conn, "highlight", item.key, target, {**last, **prints})
