@@ -43,6 +43,7 @@ from screvi_mcp.client.in_process import (
     query_string,
 )
 from screvi_mcp.client.inputs import NewHighlight, new_highlight
+from screvi_mcp.client.marks import fixed, reads, writes
 from screvi_mcp.client.params import UNSET, Unset
 from screvi_mcp.client.ratelimit import (
     DEFAULT_MAX_RATE_WAIT,
@@ -571,6 +572,7 @@ class ScreviClient:
 
     # Highlights ----------------------------------------------------------------------------
 
+    @reads
     async def list_highlights(
         self,
         *,
@@ -600,6 +602,7 @@ class ScreviClient:
         )
         return self._page(response, Highlight)
 
+    @reads
     async def get_random_highlights(
         self,
         *,
@@ -627,6 +630,7 @@ class ScreviClient:
             return _validate(response, lambda: _HIGHLIGHT_LIST.validate_python(data))
         return [_validate(response, lambda: Highlight.model_validate(data))]
 
+    @reads
     async def get_highlight(
         self, highlight_id: str, *, include_metadata: bool | None = None
     ) -> Highlight:
@@ -637,6 +641,7 @@ class ScreviClient:
         )
         return self._model(response, Highlight)
 
+    @writes
     async def create_highlight(
         self,
         content: str,
@@ -668,6 +673,7 @@ class ScreviClient:
         response = await self._request("POST", "highlights", json_body=item.to_body())
         return self._model(response, Highlight)
 
+    @writes
     async def create_highlights_bulk(
         self, highlights: Sequence[NewHighlight | Mapping[str, Any]]
     ) -> list[Highlight]:
@@ -693,6 +699,7 @@ class ScreviClient:
             data = data["highlights"]
         return _validate(response, lambda: _HIGHLIGHT_LIST.validate_python(data))
 
+    @writes
     async def update_highlight(
         self,
         highlight_id: str,
@@ -727,6 +734,7 @@ class ScreviClient:
         )
         return self._model(response, Highlight)
 
+    @writes
     async def delete_highlight(self, highlight_id: str) -> dict[str, Any]:
         """DELETE /highlights/{id}: soft, idempotent. Returns the server's answer as is."""
         response = await self._request(
@@ -734,16 +742,19 @@ class ScreviClient:
         )
         return _as_dict(self._data(response))
 
+    @writes
     async def add_highlight_tags(self, highlight_id: str, tags: Sequence[str]) -> list[Tag]:
         """POST /highlights/{id}/tags. Returns the highlight's full tag list afterwards."""
         return await self._change_tags("POST", "highlights", "highlight", highlight_id, tags)
 
+    @writes
     async def remove_highlight_tags(self, highlight_id: str, tags: Sequence[str]) -> list[Tag]:
         """DELETE /highlights/{id}/tags. Returns the highlight's full tag list afterwards."""
         return await self._change_tags("DELETE", "highlights", "highlight", highlight_id, tags)
 
     # Search --------------------------------------------------------------------------------
 
+    @reads
     async def search(
         self,
         q: str,
@@ -790,6 +801,7 @@ class ScreviClient:
 
     # Sources -------------------------------------------------------------------------------
 
+    @reads
     async def list_sources(
         self,
         *,
@@ -818,6 +830,7 @@ class ScreviClient:
         )
         return self._page(response, Source)
 
+    @reads
     async def get_source(
         self,
         source_id: str,
@@ -838,6 +851,7 @@ class ScreviClient:
             response, lambda: SourceWithHighlightsPage.model_validate(self._json(response))
         )
 
+    @writes
     async def create_source(
         self,
         name: str,
@@ -880,6 +894,7 @@ class ScreviClient:
         )
         return self._model(response, Source)
 
+    @writes
     async def update_source(
         self,
         source_id: str,
@@ -913,6 +928,7 @@ class ScreviClient:
         )
         return self._model(response, Source)
 
+    @writes
     async def delete_source(self, source_id: str, *, cascade: bool = False) -> dict[str, Any]:
         """DELETE /sources/{id}. A source with highlights needs `cascade` (else `ConflictError`)."""
         response = await self._request(
@@ -924,6 +940,7 @@ class ScreviClient:
 
     # Articles ------------------------------------------------------------------------------
 
+    @reads
     async def list_articles(
         self,
         *,
@@ -967,6 +984,7 @@ class ScreviClient:
         )
         return self._page(response, Article)
 
+    @writes
     async def save_article(self, url: str, *, tags: Sequence[str] | None = None) -> SavedArticle:
         """POST /articles. `duplicate` tells an existing article; `kind == "highlight"` a post."""
         payload: dict[str, Any] = {"url": url}
@@ -976,6 +994,7 @@ class ScreviClient:
         response = await self._request("POST", "articles", json_body=payload)
         return self._model(response, SavedArticle)
 
+    @reads
     async def get_article(
         self,
         article_id: str,
@@ -1012,6 +1031,7 @@ class ScreviClient:
 
         return _validate(response, body_only)
 
+    @writes
     async def update_article(
         self,
         article_id: str,
@@ -1046,22 +1066,26 @@ class ScreviClient:
         )
         return self._model(response, Article)
 
+    @writes
     async def add_article_tags(self, article_id: str, tags: Sequence[str]) -> list[Tag]:
         """POST /articles/{id}/tags. Returns the article's full tag list afterwards."""
         return await self._change_tags("POST", "articles", "article", article_id, tags)
 
+    @writes
     async def remove_article_tags(self, article_id: str, tags: Sequence[str]) -> list[Tag]:
         """DELETE /articles/{id}/tags. Returns the article's full tag list afterwards."""
         return await self._change_tags("DELETE", "articles", "article", article_id, tags)
 
     # Tags ----------------------------------------------------------------------------------
 
+    @reads
     async def list_tags(self) -> list[TagWithCounts]:
         """GET /tags: every tag with its highlight and article counts."""
         response = await self._get("tags")
         data = self._data(response)
         return _validate(response, lambda: _TAGS_WITH_COUNTS.validate_python(data))
 
+    @writes
     async def create_tag(self, name: str, *, color: str | None = None) -> CreatedTag:
         """POST /tags. An existing name (any case) returns that tag with `created=False`."""
         p.check_tag_name(name)
@@ -1072,6 +1096,7 @@ class ScreviClient:
         tag = self._model(response, Tag)
         return CreatedTag(**tag.model_dump(), created=response.status_code == 201)
 
+    @writes
     async def update_tag(
         self,
         tag_id: str,
@@ -1087,6 +1112,7 @@ class ScreviClient:
         )
         return self._model(response, Tag)
 
+    @writes
     async def delete_tag(self, tag_id: str) -> dict[str, Any]:
         """DELETE /tags/{id}: permanent, detaches the tag everywhere; the server's answer as is."""
         response = await self._request("DELETE", f"tags/{p.path_id(tag_id, 'tag')}")
@@ -1094,6 +1120,7 @@ class ScreviClient:
 
     # Skill file ----------------------------------------------------------------------------
 
+    @fixed
     async def get_skill_file(self, *, fallback: bool = True) -> SkillFile:
         """The agent skill file from the API root (no auth), else the bundled copy.
 

@@ -30,6 +30,7 @@ from screvi_mcp.client.client import ScreviClient
 from screvi_mcp.client.deadline import call_deadline
 from screvi_mcp.client.errors import ScreviAPIError
 from screvi_mcp.client.inputs import NewHighlight
+from screvi_mcp.client.marks import endpoint_methods
 from screvi_mcp.client.params import Unset
 from screvi_mcp.client.retry import RetryPolicy
 from screvi_mcp.local.storage import clock
@@ -67,36 +68,6 @@ class FreshnessPolicy:
     wait: float = 3.0
     # A refresh started by a tool call stops (resumably) after this long.
     sync_time_limit: float = 120.0
-
-
-_READS = (
-    "list_highlights",
-    "get_random_highlights",
-    "get_highlight",
-    "search",
-    "list_sources",
-    "get_source",
-    "list_articles",
-    "list_tags",
-)
-_WRITES = (
-    "create_highlight",
-    "create_highlights_bulk",
-    "update_highlight",
-    "delete_highlight",
-    "add_highlight_tags",
-    "remove_highlight_tags",
-    "create_source",
-    "update_source",
-    "delete_source",
-    "save_article",
-    "update_article",
-    "add_article_tags",
-    "remove_article_tags",
-    "create_tag",
-    "update_tag",
-    "delete_tag",
-)
 
 
 _note = add_note
@@ -359,10 +330,20 @@ def _write_method(name: str) -> Any:
     return method
 
 
-for _name in _READS:
-    setattr(MirroredClient, _name, _read_method(_name))
-for _name in _WRITES:
-    setattr(MirroredClient, _name, _write_method(_name))
+def _route_endpoints() -> None:
+    """Give `MirroredClient` every endpoint method of the client, routed by its mark: reads
+    freshen the copy first, writes go to Screvi first, fixed answers are the copy's own.
+    A method `MirroredClient` defines itself (`get_article`) is kept as it is."""
+    for name, access in endpoint_methods(ScreviClient).items():
+        if name in vars(MirroredClient):
+            continue
+        if access == "read":
+            setattr(MirroredClient, name, _read_method(name))
+        elif access == "write":
+            setattr(MirroredClient, name, _write_method(name))
+
+
+_route_endpoints()
 
 
 def check_mirror(path: Path, api_key: str | None, base_url: str) -> dict[str, str]:
