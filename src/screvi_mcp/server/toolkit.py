@@ -24,6 +24,10 @@ TOOLSETS: tuple[Toolset, ...] = ("highlights", "search", "sources", "articles", 
 
 ToolFn = Callable[..., Awaitable[str]]
 
+# The most `tools/list` may cost an agent's context, all tools listed, in cl100k_base tokens
+# (tests/server/test_token_budget.py holds it; bench/tokens.py reports against it).
+TOOLS_LIST_TOKEN_BUDGET = 6000
+
 
 @dataclass(frozen=True)
 class ToolSpec:
