@@ -105,6 +105,16 @@ def body(**values: Any) -> dict[str, Any]:
     return {name: wire_value(value) for name, value in values.items() if value is not UNSET}
 
 
+def keywords(method: str, given: Mapping[str, Any], declared: type) -> dict[str, Any]:
+    """Keyword filters checked against the TypedDict that declares them, in its order: a
+    misspelt name is the `TypeError` a named parameter would have raised."""
+    names: Mapping[str, Any] = declared.__annotations__
+    for name in given:
+        if name not in names:
+            raise TypeError(f"{method}() got an unexpected keyword argument {name!r}")
+    return {name: given[name] for name in names if name in given}
+
+
 def path_id(value: str, what: str) -> str:
     """An id made safe as one path segment; a blank id would silently hit the list endpoint."""
     if not isinstance(value, str) or not value.strip():
