@@ -13,19 +13,9 @@ from enum import Enum
 from typing import Any, Final, get_args
 from urllib.parse import quote
 
+from screvi_mcp import contract
 from screvi_mcp.client.errors import InvalidParameterError, NotFoundError, ValidationFailedError
-from screvi_mcp.contract import (
-    MAX_PER_PAGE,
-    MAX_TAG_NAME,
-    ArticleSortKey,
-    ArticleStatusName,
-    ContentFormatName,
-    CreatableSourceType,
-    HomeStatusName,
-    SortOrder,
-    SourceListType,
-    SourceTypeName,
-)
+from screvi_mcp.contract import MAX_PER_PAGE, MAX_TAG_NAME
 
 
 class Unset:
@@ -47,16 +37,15 @@ class Unset:
 
 UNSET: Final = Unset()
 
-SourceType = SourceTypeName
-
-SOURCE_TYPES: Final = frozenset[str](get_args(SourceType))
-CREATABLE_SOURCE_TYPES: Final = frozenset[str](get_args(CreatableSourceType))
-SOURCE_LIST_TYPES: Final = frozenset[str](get_args(SourceListType))
-ARTICLE_STATUSES: Final = frozenset[str](get_args(ArticleStatusName))
-HOME_STATUSES: Final = frozenset[str](get_args(HomeStatusName))
-ARTICLE_SORT_KEYS: Final = frozenset[str](get_args(ArticleSortKey))
-SORT_ORDERS: Final = frozenset[str](get_args(SortOrder))
-CONTENT_FORMATS: Final = frozenset[str](get_args(ContentFormatName))
+# The spec's enums as sets, for checking a value before it is sent (contract.py defines them).
+SOURCE_TYPES: Final = frozenset(contract.SOURCE_TYPES)
+CREATABLE_SOURCE_TYPES: Final = frozenset(contract.CREATABLE_SOURCE_TYPES)
+SOURCE_LIST_TYPES: Final = frozenset[str](get_args(contract.SourceListType))
+ARTICLE_STATUSES: Final = frozenset(contract.ARTICLE_STATUSES)
+HOME_STATUSES: Final = frozenset(contract.HOME_STATUSES)
+ARTICLE_SORT_KEYS: Final = frozenset[str](get_args(contract.ArticleSortKey))
+SORT_ORDERS: Final = frozenset[str](get_args(contract.SortOrder))
+CONTENT_FORMATS: Final = frozenset(contract.CONTENT_FORMATS)
 
 
 def timestamp(value: datetime | date | str) -> str:

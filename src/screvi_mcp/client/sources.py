@@ -49,7 +49,7 @@ class SourcesResource(BaseClient):
         source_id: str,
         *,
         page: int = 1,
-        per_page: int = 50,
+        per_page: int = contract.DEFAULT_SOURCE_HIGHLIGHTS_PER_PAGE,
         include_metadata: bool | None = None,
     ) -> SourceWithHighlightsPage:
         """GET /sources/{id}: the source and one page of its highlights."""

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from screvi_mcp import contract
 from screvi_mcp.client.client import ScreviClient
 from screvi_mcp.client.deadline import call_deadline
 from screvi_mcp.client.errors import ScreviAPIError
@@ -292,7 +293,9 @@ class MirroredClient(ScreviClient):
         elif name in ("add_article_tags", "remove_article_tags"):
             article_id = str(first or kwargs.get("article_id"))
             await writes.tags_of("article", article_id, result)
-            await writes.article(await writes.hosted.get_article(article_id, max_chars=1000))
+            await writes.article(
+                await writes.hosted.get_article(article_id, max_chars=contract.MIN_MAX_CHARS)
+            )
         elif name in ("create_tag", "update_tag"):
             await writes.tag(result)
         elif name == "delete_tag":

@@ -149,22 +149,33 @@ Id = Annotated[
     Field(description="UUID, as returned by another tool", min_length=1, max_length=64),
 ]
 Page = Annotated[int, Field(ge=1, description="1-based page number")]
+PerPage = Annotated[int, Field(ge=1, le=contract.MAX_PER_PAGE)]
+SearchPerPage = Annotated[int, Field(ge=1, le=contract.MAX_SEARCH_PER_PAGE)]
+RandomCount = Annotated[int, Field(ge=1, le=contract.MAX_RANDOM_COUNT)]
+Query = Annotated[str, Field(min_length=1, max_length=contract.MAX_QUERY_CHARS)]
+MaxChars = Annotated[int, Field(ge=contract.MIN_MAX_CHARS)]
 Format = Annotated[
     ResponseFormat,
     Field(description="concise (default) or detailed (adds dates, urls, scores, metadata)"),
 ]
-_TagName = Annotated[str, Field(min_length=1, max_length=100)]
+TagName = Annotated[str, Field(min_length=1, max_length=contract.MAX_TAG_NAME)]
+# Not the spec's: how many tags one call may add or remove.
+MAX_TAGS_PER_CALL = 100
 TagNames = Annotated[
-    list[_TagName],
+    list[TagName],
     Field(
         min_length=1,
-        max_length=100,
+        max_length=MAX_TAGS_PER_CALL,
         description="tag names (case-insensitive; new names are created) or tag ids",
     ),
 ]
 TagsToRemove = Annotated[
-    list[_TagName],
-    Field(min_length=1, max_length=100, description="tag names (case-insensitive) or tag ids"),
+    list[TagName],
+    Field(
+        min_length=1,
+        max_length=MAX_TAGS_PER_CALL,
+        description="tag names (case-insensitive) or tag ids",
+    ),
 ]
 SourceTypeName = contract.SourceTypeName
 DateTimeText = Annotated[

@@ -23,7 +23,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from screvi_mcp.contract import CREATABLE_SOURCE_TYPES, MAX_HIGHLIGHT_TEXT
+from screvi_mcp.contract import CREATABLE_SOURCE_TYPES, MAX_HIGHLIGHT_TEXT, MAX_TAG_NAME
 from screvi_mcp.local.api.error_answers import ApiError, validation_failed
 from screvi_mcp.local.api.query_params import is_uuid
 from screvi_mcp.local.storage import clock
@@ -77,8 +77,8 @@ def _tag_entry(value: str) -> str:
     value = value.strip()
     if not value:
         raise ValueError("tag names must not be empty")
-    if len(value) > 100:
-        raise ValueError("tag names must be at most 100 characters")
+    if len(value) > MAX_TAG_NAME:
+        raise ValueError(f"tag names must be at most {MAX_TAG_NAME} characters")
     return value
 
 
@@ -212,12 +212,12 @@ class ArticleUpdate(Body):
 
 
 class TagCreate(Body):
-    name: Annotated[str, Field(max_length=100), AfterValidator(_tag_entry)]
+    name: Annotated[str, Field(max_length=MAX_TAG_NAME), AfterValidator(_tag_entry)]
     color: Colour | None = None
 
 
 class TagUpdate(Body):
-    name: Annotated[str, Field(max_length=100), AfterValidator(_tag_entry)] | None = None
+    name: Annotated[str, Field(max_length=MAX_TAG_NAME), AfterValidator(_tag_entry)] | None = None
     color: Colour | None = None
 
     not_nullable: ClassVar[tuple[str, ...]] = ("name",)
