@@ -27,6 +27,13 @@ MAX_HIGHLIGHT_TEXT: Final = 20000
 MAX_TAG_NAME: Final = 100
 MIN_MAX_CHARS: Final = 1000
 RATE_LIMIT_PER_MINUTE: Final = 100
+# Lengths of body fields, in characters: POST /sources, PATCH /articles.
+MAX_SOURCE_NAME: Final = 500
+MAX_AUTHOR: Final = 300
+MAX_BOOK_CODE: Final = 20  # isbn, asin
+MAX_NOTE: Final = 10000  # a source's or an article's note (a highlight's is MAX_HIGHLIGHT_TEXT)
+MAX_ARTICLE_TITLE: Final = 500
+MAX_EXCERPT: Final = 2000
 
 # Not in the spec: an RFC 7240 preference a client sends on GET /articles/{id} when it reads
 # only the body. The spec puts every highlight of the article in each answer, so reading a long

@@ -119,9 +119,9 @@ class ArticlesResource(BaseClient):
             p.check_choice("home_status", home_status, p.HOME_STATUSES, body=True)
         p.check_length(
             {
-                "title": (title, 500),
-                "excerpt": (excerpt, 2000),
-                "note": (note, 10000),
+                "title": (title, contract.MAX_ARTICLE_TITLE),
+                "excerpt": (excerpt, contract.MAX_EXCERPT),
+                "note": (note, contract.MAX_NOTE),
             }
         )
         payload = p.body(

@@ -83,11 +83,11 @@ class SourcesResource(BaseClient):
         p.check_choice("type", type, p.CREATABLE_SOURCE_TYPES, body=True)
         p.check_length(
             {
-                "name": (name, 500),
-                "author": (author, 300),
-                "isbn": (isbn, 20),
-                "asin": (asin, 20),
-                "note": (note, 10000),
+                "name": (name, contract.MAX_SOURCE_NAME),
+                "author": (author, contract.MAX_AUTHOR),
+                "isbn": (isbn, contract.MAX_BOOK_CODE),
+                "asin": (asin, contract.MAX_BOOK_CODE),
+                "note": (note, contract.MAX_NOTE),
             }
         )
         payload = p.body(

@@ -9,7 +9,7 @@ sent as `null` (clear it) from a field left out (keep it).
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -23,6 +23,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from screvi_mcp import contract
 from screvi_mcp.contract import CREATABLE_SOURCE_TYPES, MAX_HIGHLIGHT_TEXT, MAX_TAG_NAME
 from screvi_mcp.local.api.error_answers import ApiError, validation_failed
 from screvi_mcp.local.api.query_params import is_uuid
@@ -157,15 +158,18 @@ class TagsBody(Body):
     tags: TagList
 
 
+SourceName = Annotated[str, Field(max_length=contract.MAX_SOURCE_NAME), AfterValidator(_not_blank)]
+
+
 class SourceCreate(Body):
-    name: Annotated[str, Field(max_length=500), AfterValidator(_not_blank)]
-    type: Literal["book", "podcast", "video", "tweet", "self", "custom"]
-    author: Annotated[str, Field(max_length=300)] | None = None
+    name: SourceName
+    type: contract.CreatableSourceType
+    author: Annotated[str, Field(max_length=contract.MAX_AUTHOR)] | None = None
     url: Uri | None = None
     image_url: Uri | None = None
-    isbn: Annotated[str, Field(max_length=20)] | None = None
-    asin: Annotated[str, Field(max_length=20)] | None = None
-    note: Annotated[str, Field(max_length=10000)] | None = None
+    isbn: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
+    asin: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
+    note: Annotated[str, Field(max_length=contract.MAX_NOTE)] | None = None
     published_date: Date | None = None
     metadata: dict[str, Any] | None = None
 
@@ -180,14 +184,17 @@ class SourceCreate(Body):
 
 
 class SourceUpdate(Body):
-    name: Annotated[str, Field(max_length=500), AfterValidator(_not_blank)] | None = None
-    author: Annotated[str, Field(max_length=300)] | None = None
+    name: (
+        Annotated[str, Field(max_length=contract.MAX_SOURCE_NAME), AfterValidator(_not_blank)]
+        | None
+    ) = None
+    author: Annotated[str, Field(max_length=contract.MAX_AUTHOR)] | None = None
     url: Uri | None = None
     image_url: Uri | None = None
     origin: Annotated[str, Field(max_length=500)] | None = None
-    isbn: Annotated[str, Field(max_length=20)] | None = None
-    asin: Annotated[str, Field(max_length=20)] | None = None
-    note: Annotated[str, Field(max_length=10000)] | None = None
+    isbn: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
+    asin: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
+    note: Annotated[str, Field(max_length=contract.MAX_NOTE)] | None = None
     published_date: Date | None = None
     metadata: dict[str, Any] | None = None
     type: str | None = None
@@ -201,11 +208,11 @@ class ArticleCreate(Body):
 
 
 class ArticleUpdate(Body):
-    home_status: Literal["inbox", "later", "archive"] | None = None
+    home_status: contract.HomeStatusName | None = None
     favorite: bool | None = None
-    title: Annotated[str, Field(max_length=500)] | None = None
-    excerpt: Annotated[str, Field(max_length=2000)] | None = None
-    note: Annotated[str, Field(max_length=10000)] | None = None
+    title: Annotated[str, Field(max_length=contract.MAX_ARTICLE_TITLE)] | None = None
+    excerpt: Annotated[str, Field(max_length=contract.MAX_EXCERPT)] | None = None
+    note: Annotated[str, Field(max_length=contract.MAX_NOTE)] | None = None
     tags: TagList | None = None
 
     not_nullable: ClassVar[tuple[str, ...]] = ("home_status", "favorite", "tags")

@@ -183,9 +183,9 @@ async def update_article(
         Field(description="triage: inbox, later, or archive (articles cannot be deleted)"),
     ] = None,
     favorite: bool | None = None,
-    title: Annotated[str | None, Field(max_length=500)] = None,
-    excerpt: Annotated[str | None, Field(max_length=2000)] = None,
-    note: Annotated[str | None, Field(max_length=10000)] = None,
+    title: Annotated[str | None, Field(max_length=contract.MAX_ARTICLE_TITLE)] = None,
+    excerpt: Annotated[str | None, Field(max_length=contract.MAX_EXCERPT)] = None,
+    note: Annotated[str | None, Field(max_length=contract.MAX_NOTE)] = None,
     tags: Annotated[
         list[str] | None, Field(description="replaces ALL tags; [] removes every tag")
     ] = None,

@@ -28,10 +28,12 @@ from screvi_mcp.server.toolkit import (
 
 ListType = contract.SourceListType
 CreatableType = contract.CreatableSourceType
-Name = Annotated[str, Field(min_length=1, max_length=500)]
-Author = Annotated[str, Field(max_length=300)]
-SourceNote = Annotated[str, Field(max_length=10000, description="note on the source itself")]
-Code = Annotated[str, Field(max_length=20)]
+Name = Annotated[str, Field(min_length=1, max_length=contract.MAX_SOURCE_NAME)]
+Author = Annotated[str, Field(max_length=contract.MAX_AUTHOR)]
+SourceNote = Annotated[
+    str, Field(max_length=contract.MAX_NOTE, description="note on the source itself")
+]
+Code = Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)]
 Clearable = Literal["author", "url", "image_url", "note", "isbn", "asin", "published_date"]
 
 TOOLS: list[ToolSpec] = []
