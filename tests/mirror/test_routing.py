@@ -50,3 +50,12 @@ def test_methods_named_as_writes_are_marked_writes() -> None:
     misread = {name for name, access in marks.items() if name.startswith(verbs)}
     misread -= {name for name, access in marks.items() if access == "write"}
     assert not misread, f"these methods send writes but are not marked @writes: {misread}"
+
+
+def test_the_mirrors_copy_rules_name_write_methods() -> None:
+    # A write with no copy rule still reaches Screvi and comes back with the next sync; a
+    # rule for a method that is not a write (renamed, or a read) would never run.
+    from screvi_mcp.mirror.serving import _STORE
+
+    writes = {name for name, access in endpoint_methods(ScreviClient).items() if access == "write"}
+    assert set(_STORE) <= writes
