@@ -144,11 +144,8 @@ class BaseClient:
         # An in-process backend answers without HTTP messages (see `in_process.py`).
         self._in_process: AnswersInProcess | None = in_process_handler(transport)
         self._user_agent = f"screvi-mcp/{__version__}"
-        if rate_limiter is not None:
-            self._limiter: RateLimiter | None = rate_limiter
-        elif rate_limit is None:
-            self._limiter = None
-        else:
+        self._limiter: RateLimiter | None = rate_limiter
+        if rate_limiter is None and rate_limit is not None:
             self._limiter = shared_limiter(api_key, self.base_url, rate_limit, rate_window)
         self._http = httpx.AsyncClient(
             base_url=self.base_url + "/",
