@@ -17,11 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from screvi_mcp import __version__, config
+from screvi_mcp.server.toolsets import TOOLSETS
 
 log = logging.getLogger("screvi_mcp")
 
 AUTH_TOKEN_ENV = "SCREVI_MCP_AUTH_TOKEN"
-TOOLSET_NAMES = ("highlights", "search", "sources", "articles", "tags")
+TOOLSET_NAMES = TOOLSETS
 
 
 _ENVIRONMENT = (

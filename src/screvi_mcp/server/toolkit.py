@@ -7,19 +7,18 @@ import inspect
 import typing
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.types import ToolAnnotations
 from pydantic import BeforeValidator, Field
 
 from screvi_mcp import contract
 from screvi_mcp.server.render import ResponseFormat
+from screvi_mcp.server.toolsets import TOOLSETS as TOOLSETS  # the tool modules' names
+from screvi_mcp.server.toolsets import Toolset as Toolset
 
 if TYPE_CHECKING:
     from screvi_mcp.server.backend import Backend
-
-Toolset = Literal["highlights", "search", "sources", "articles", "tags"]
-TOOLSETS: tuple[Toolset, ...] = ("highlights", "search", "sources", "articles", "tags")
 
 
 ToolFn = Callable[..., Awaitable[str]]
