@@ -23,12 +23,14 @@ from typing import Any
 
 import anyio
 
+from screvi_mcp.server.toolkit import TOOLS_LIST_TOKEN_BUDGET
+
 # Which client call each tool's answer comes from (server/tools/*.py).
 TOOL_CLIENT_METHODS: dict[str, str] = {
     "search_highlights": "search",
     "read_article": "get_article",
 }
-TOOLS_LIST_TARGET = 6000
+TOOLS_LIST_TARGET = TOOLS_LIST_TOKEN_BUDGET
 
 
 def encoding() -> Any:

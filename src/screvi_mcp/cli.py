@@ -18,11 +18,12 @@ from pathlib import Path
 
 from screvi_mcp import __version__, config
 from screvi_mcp.cli_parsing import OneLineParser, check_options, port
+from screvi_mcp.server.toolsets import TOOLSETS
 
 log = logging.getLogger("screvi_mcp")
 
 AUTH_TOKEN_ENV = "SCREVI_MCP_AUTH_TOKEN"
-TOOLSET_NAMES = ("highlights", "search", "sources", "articles", "tags", "review")
+TOOLSET_NAMES = TOOLSETS
 
 
 _ENVIRONMENT = (

@@ -18,12 +18,22 @@ SCOPED_KEY_PREFIX: Final = "sk_live_"
 MAX_PER_PAGE: Final = 100
 MAX_SEARCH_PER_PAGE: Final = 50
 DEFAULT_PER_PAGE: Final = 20
+# GET /sources/{id} pages the source's highlights with a larger default (section 4).
+DEFAULT_SOURCE_HIGHLIGHTS_PER_PAGE: Final = 50
 MAX_RANDOM_COUNT: Final = 20
 MAX_BULK: Final = 100
 MAX_QUERY_CHARS: Final = 1000
 MAX_HIGHLIGHT_TEXT: Final = 20000
 MAX_TAG_NAME: Final = 100
 MIN_MAX_CHARS: Final = 1000
+RATE_LIMIT_PER_MINUTE: Final = 100
+# Lengths of body fields, in characters: POST /sources, PATCH /articles.
+MAX_SOURCE_NAME: Final = 500
+MAX_AUTHOR: Final = 300
+MAX_BOOK_CODE: Final = 20  # isbn, asin
+MAX_NOTE: Final = 10000  # a source's or an article's note (a highlight's is MAX_HIGHLIGHT_TEXT)
+MAX_ARTICLE_TITLE: Final = 500
+MAX_EXCERPT: Final = 2000
 
 # Not in the spec: an RFC 7240 preference a client sends on GET /articles/{id} when it reads
 # only the body. The spec puts every highlight of the article in each answer, so reading a long
@@ -51,6 +61,13 @@ ArticleSortKey = Literal[
 ]
 SortOrder = Literal["asc", "desc"]
 ContentFormatName = Literal["html", "text"]
+
+# The values of each enum, in the spec's order: the Literals above are the one definition
+# (the wire models and the tools' schemas use them as they are; nothing restates them).
+SOURCE_TYPES: Final[tuple[str, ...]] = get_args(SourceTypeName)
+ARTICLE_STATUSES: Final[tuple[str, ...]] = get_args(ArticleStatusName)
+HOME_STATUSES: Final[tuple[str, ...]] = get_args(HomeStatusName)
+CONTENT_FORMATS: Final[tuple[str, ...]] = get_args(ContentFormatName)
 
 # Types a client may create through POST /sources (articles come from POST /articles), in
 # the order error messages list them.

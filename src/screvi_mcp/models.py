@@ -3,6 +3,8 @@
 Field names are exactly the spec's (`../shared/spec/screvi-public-api.md`, section 2).
 Response models ignore unknown fields so that a newer hosted API never breaks the client;
 the embedded library builds them itself and so always emits exactly these fields.
+The spec's enums are the Literals of `contract.py`, used here as they are; the two enums the
+spec does not list as such (a parse state, a match type) are defined here, once.
 Error bodies (`{error, code, fields?}`) have no model here: the embedded library builds them
 in `local/api/error_answers.py`, and the client reads them leniently in `client/errors.py`, since a
 proxy's error page must not become a second error.
@@ -16,30 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class SourceType(StrEnum):
-    book = "book"
-    article = "article"
-    tweet = "tweet"
-    self = "self"
-    podcast = "podcast"
-    video = "video"
-    custom = "custom"
-    youtube = "youtube"
-    pdf = "pdf"
-
-
-class ArticleStatus(StrEnum):
-    unread = "unread"
-    reading = "reading"
-    read = "read"
-    archived = "archived"
-
-
-class HomeStatus(StrEnum):
-    inbox = "inbox"
-    later = "later"
-    archive = "archive"
+from screvi_mcp.contract import ArticleStatusName, ContentFormatName, HomeStatusName
 
 
 class ParseState(StrEnum):
@@ -53,11 +32,6 @@ class MatchType(StrEnum):
     semantic = "semantic"
     keyword = "keyword"
     both = "both"
-
-
-class ContentFormat(StrEnum):
-    html = "html"
-    text = "text"
 
 
 class WireModel(BaseModel):
@@ -144,8 +118,8 @@ class Article(WireModel):
     url: str = ""
     canonical_url: str | None = None
     excerpt: str | None = None
-    status: ArticleStatus = ArticleStatus.unread
-    home_status: HomeStatus = HomeStatus.inbox
+    status: ArticleStatusName = "unread"
+    home_status: HomeStatusName = "inbox"
     favorite: bool = False
     progress_percentage: int = 0
     reading_time_minutes: int | None = None
@@ -166,7 +140,7 @@ class Article(WireModel):
 
 
 class ArticleWithContent(Article):
-    content_format: ContentFormat = ContentFormat.html
+    content_format: ContentFormatName = "html"
     content: str | None = None
     content_length: int = 0
     content_offset: int = 0

@@ -227,6 +227,19 @@ async def test_query_bounds_raise_invalid_parameter_without_a_request(
     assert not caught.value.from_server
 
 
+@pytest.mark.parametrize("method", ["list_highlights", "list_sources", "list_articles"])
+async def test_a_misspelt_filter_is_a_type_error_without_a_request(
+    mock_client: MockClientFactory, method: str
+) -> None:
+    # The filters are declared once (a TypedDict per list); a name not in it fails as an
+    # unknown keyword argument always has, and is never sent as a query parameter.
+    server = FaultServer([page_of([], 1, 1)])
+    async with mock_client(server) as client:
+        with pytest.raises(TypeError, match="favourite"):
+            await getattr(client, method)(favourite=True)
+    assert server.sent == []
+
+
 @pytest.mark.parametrize(
     ("call", "field"),
     [

@@ -22,6 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
+from screvi_mcp.server.app import all_tool_specs
+
 REPO = Path(__file__).resolve().parents[2]
 E2E = REPO / "e2e"
 NODE_MODULES = E2E / "node_modules"
@@ -47,37 +49,8 @@ TARGET_HIGHLIGHT = (
     "decades; one that is only read fades within a month."
 )
 
-TOOL_NAMES = frozenset(
-    {
-        "search_highlights",
-        "list_highlights",
-        "get_highlight",
-        "get_random_highlights",
-        "create_highlight",
-        "create_highlights_bulk",
-        "update_highlight",
-        "delete_highlight",
-        "add_highlight_tags",
-        "remove_highlight_tags",
-        "list_sources",
-        "get_source",
-        "create_source",
-        "update_source",
-        "delete_source",
-        "list_articles",
-        "save_article",
-        "read_article",
-        "update_article",
-        "add_article_tags",
-        "remove_article_tags",
-        "list_tags",
-        "create_tag",
-        "update_tag",
-        "delete_tag",
-        "get_daily_review",
-        "record_review",
-    }
-)
+# Every declared tool: a client must list each one.
+TOOL_NAMES = frozenset(spec.name for spec in all_tool_specs())
 
 
 def require(path: Path) -> Path:

@@ -23,7 +23,7 @@ import httpx
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from screvi_mcp.server.app import build_server
+from screvi_mcp.server.app import all_tool_specs, build_server
 from screvi_mcp.server.backend import Backend, BackendConfig
 from screvi_mcp.server.toolkit import TOOLSETS, Toolset
 from testsupport.servers import free_port
@@ -32,6 +32,25 @@ SCREVI_MCP = str(Path(sys.executable).parent / "screvi-mcp")
 ARTICLE_TEXT_CHARS = 12000
 # Loopback only: the fetcher refuses private addresses, and no test traffic leaves the host.
 SAVE_URL = "http://127.0.0.1:9/an-article-to-save"
+
+
+# Tool names ------------------------------------------------------------------------------
+# Derived from the declared tools (never listed by hand), so a new tool needs no test edit.
+
+
+def tool_names(*toolsets: Toolset, read_only: bool = False) -> frozenset[str]:
+    """The tools a server offers with these toolsets (all when none are named)."""
+    wanted = set(toolsets or TOOLSETS)
+    return frozenset(
+        spec.name
+        for spec in all_tool_specs()
+        if spec.toolset in wanted and not (read_only and spec.write)
+    )
+
+
+ALL_TOOLS = tool_names()
+READ_TOOLS = tool_names(read_only=True)
+WRITE_TOOLS = ALL_TOOLS - READ_TOOLS
 
 
 # Results --------------------------------------------------------------------------------

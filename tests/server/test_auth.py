@@ -3,22 +3,17 @@ what each kind of key lets an agent do, and how a refusal reads."""
 
 from __future__ import annotations
 
-from server_testkit import LocalApi, Seed, assert_tool_error, call_error, call_ok, mcp_client
+from server_testkit import (
+    READ_TOOLS,
+    LocalApi,
+    Seed,
+    assert_tool_error,
+    call_error,
+    call_ok,
+    mcp_client,
+)
 
 from screvi_mcp.server.backend import BackendConfig
-
-READ_TOOLS = {
-    "search_highlights",
-    "list_highlights",
-    "get_highlight",
-    "get_random_highlights",
-    "list_sources",
-    "get_source",
-    "list_articles",
-    "read_article",
-    "list_tags",
-    "get_daily_review",
-}
 
 
 def hosted(local_api: LocalApi, key: str) -> BackendConfig:

@@ -8,43 +8,20 @@ from pathlib import Path
 import pytest
 from mcp import Client, MCPError
 from mcp.types import TextContent, TextResourceContents
-from server_testkit import Seed, assert_tool_error, call_error, call_ok, mcp_client
+from server_testkit import (
+    READ_TOOLS,
+    WRITE_TOOLS,
+    Seed,
+    assert_tool_error,
+    call_error,
+    call_ok,
+    mcp_client,
+    tool_names,
+)
 
 from screvi_mcp.server.resources import SKILL_URI
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-READ_TOOLS = {
-    "search_highlights",
-    "list_highlights",
-    "get_highlight",
-    "get_random_highlights",
-    "list_sources",
-    "get_source",
-    "list_articles",
-    "read_article",
-    "list_tags",
-    "get_daily_review",
-}
-WRITE_TOOLS = {
-    "create_highlight",
-    "create_highlights_bulk",
-    "update_highlight",
-    "delete_highlight",
-    "add_highlight_tags",
-    "remove_highlight_tags",
-    "create_source",
-    "update_source",
-    "delete_source",
-    "save_article",
-    "update_article",
-    "add_article_tags",
-    "remove_article_tags",
-    "create_tag",
-    "update_tag",
-    "delete_tag",
-    "record_review",
-}
 
 
 @pytest.fixture
@@ -86,7 +63,7 @@ async def test_toolsets_limit_the_tools(library_path: Path) -> None:
         names = {tool.name for tool in (await client.list_tools()).tools}
         refused = await call_error(client, "list_sources")
         read_only = await call_error(client, "save_article", {"url": "https://example.com/"})
-    assert names == {"search_highlights", "list_tags", "create_tag", "update_tag", "delete_tag"}
+    assert names == tool_names("search", "tags")
     # A tool left out by --toolsets is not blamed on read-only mode.
     assert_tool_error(refused, "unknown_tool", "list_sources", "--toolsets search,tags")
     assert "read-only" not in refused
@@ -96,7 +73,7 @@ async def test_toolsets_limit_the_tools(library_path: Path) -> None:
 async def test_read_only_toolsets(library_path: Path) -> None:
     async with mcp_client(library_path, read_only=True, toolsets=("articles",)) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
-    assert names == {"list_articles", "read_article"}
+    assert names == tool_names("articles", read_only=True)
 
 
 # Annotations and schemas ------------------------------------------------------------------

@@ -23,6 +23,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer
 from mcp.types import TextContent
 from server_testkit import (
+    ALL_TOOLS,
+    READ_TOOLS,
     SCREVI_MCP,
     LocalApi,
     Seed,
@@ -33,27 +35,13 @@ from server_testkit import (
     copy_library,
     server_env,
 )
+from server_testkit import tool_names as declared_tools
 
-from screvi_mcp.server.app import all_tool_specs
 from screvi_mcp.server.toolkit import TOOLSETS
 from screvi_mcp.server.transport import HttpOptions
 from testsupport.servers import free_port
 
 TOKEN = "tK4v9oQx2_Lr7WmZ8cYb3NfHs1GdJpEu6AiVnXq0TeR"  # token_urlsafe(32)
-READ_TOOLS = {
-    "search_highlights",
-    "list_highlights",
-    "get_highlight",
-    "get_random_highlights",
-    "list_sources",
-    "get_source",
-    "list_articles",
-    "read_article",
-    "list_tags",
-    "get_daily_review",
-}
-TAG_TOOLS = {"list_tags", "create_tag", "update_tag", "delete_tag"}
-ALL_TOOLS = len(all_tool_specs())
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -136,7 +124,7 @@ async def test_stdio_subprocess_speaks_only_protocol_on_stdout(
             listing = await session.list_tools()
             result = await session.call_tool("search_highlights", {"query": "falsehoods"})
     assert initialized.server_info.name == "screvi"
-    assert len(listing.tools) == ALL_TOOLS
+    assert tool_names(listing) == ALL_TOOLS
     assert not result.is_error
     assert isinstance(result.content[0], TextContent)
     assert "falsehoods" in result.content[0].text
@@ -158,7 +146,7 @@ async def test_streamable_http_with_token(servers: dict[str, ServerProcess], see
         authorized() as http,
         Client(streamable_http_client(mcp_url(servers["http"]), http_client=http), cache=None) as c,
     ):
-        assert len(tool_names(await c.list_tools())) == ALL_TOOLS
+        assert tool_names(await c.list_tools()) == ALL_TOOLS
         text = await call_ok(c, "get_highlight", {"highlight_id": seed.book_highlight_id})
     assert "Nothing in life is as important" in text
     log = servers["http"].log()
@@ -169,7 +157,7 @@ async def test_streamable_http_with_token(servers: dict[str, ServerProcess], see
 async def test_streamable_http_stateless(servers: dict[str, ServerProcess]) -> None:
     url = mcp_url(servers["stateless"])
     async with Client(streamable_http_client(url), cache=None) as client:
-        assert len(tool_names(await client.list_tools())) == ALL_TOOLS
+        assert tool_names(await client.list_tools()) == ALL_TOOLS
         created = await call_ok(client, "create_tag", {"name": "stateless"})
         listed = await call_ok(client, "list_tags")
     assert created.startswith("Created tag stateless")
@@ -178,7 +166,7 @@ async def test_streamable_http_stateless(servers: dict[str, ServerProcess]) -> N
 
 async def test_sse(servers: dict[str, ServerProcess], seed: Seed) -> None:
     async with Client(sse_client(f"{servers['sse'].root}/sse"), cache=None) as client:
-        assert len(tool_names(await client.list_tools())) == ALL_TOOLS
+        assert tool_names(await client.list_tools()) == ALL_TOOLS
         text = await call_ok(client, "get_source", {"source_id": seed.book_id})
     assert text.startswith("Thinking, Fast and Slow")
     assert "serving MCP over sse at http://127.0.0.1:" in servers["sse"].log()
@@ -310,8 +298,11 @@ def captured_run(monkeypatch: pytest.MonkeyPatch) -> list[tuple[MCPServer, str, 
     ("flags", "expected"),
     [
         (["--read-only"], READ_TOOLS),
-        (["--toolsets", "search,tags"], {"search_highlights", *TAG_TOOLS}),
-        (["--read-only", "--toolsets", "search,tags"], {"search_highlights", "list_tags"}),
+        (["--toolsets", "search,tags"], declared_tools("search", "tags")),
+        (
+            ["--read-only", "--toolsets", "search,tags"],
+            declared_tools("search", "tags", read_only=True),
+        ),
     ],
     ids=["read-only", "toolsets", "both"],
 )

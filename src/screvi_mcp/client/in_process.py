@@ -73,3 +73,22 @@ class InProcessResponse(httpx.Response):
     @request.setter
     def request(self, value: httpx.Request) -> None:
         self._request = value
+
+
+class Borrowed(httpx.AsyncBaseTransport):
+    """Another client's transport, used but not owned: closing it leaves the owner's open."""
+
+    def __init__(self, transport: httpx.AsyncBaseTransport) -> None:
+        self._transport = transport
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self._transport.handle_async_request(request)
+
+    async def handle_in_process(
+        self, method: str, url: str, query: str, pairs: list[tuple[str, str]], body: bytes
+    ) -> InProcessAnswer:
+        handler = in_process_handler(self._transport)
+        return None if handler is None else await handler(method, url, query, pairs, body)
+
+    async def aclose(self) -> None:
+        pass

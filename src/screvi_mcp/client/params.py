@@ -13,19 +13,9 @@ from enum import Enum
 from typing import Any, Final, get_args
 from urllib.parse import quote
 
+from screvi_mcp import contract
 from screvi_mcp.client.errors import InvalidParameterError, NotFoundError, ValidationFailedError
-from screvi_mcp.contract import (
-    MAX_PER_PAGE,
-    MAX_TAG_NAME,
-    ArticleSortKey,
-    ArticleStatusName,
-    ContentFormatName,
-    CreatableSourceType,
-    HomeStatusName,
-    SortOrder,
-    SourceListType,
-    SourceTypeName,
-)
+from screvi_mcp.contract import MAX_PER_PAGE, MAX_TAG_NAME
 
 
 class Unset:
@@ -47,16 +37,15 @@ class Unset:
 
 UNSET: Final = Unset()
 
-SourceType = SourceTypeName
-
-SOURCE_TYPES: Final = frozenset[str](get_args(SourceType))
-CREATABLE_SOURCE_TYPES: Final = frozenset[str](get_args(CreatableSourceType))
-SOURCE_LIST_TYPES: Final = frozenset[str](get_args(SourceListType))
-ARTICLE_STATUSES: Final = frozenset[str](get_args(ArticleStatusName))
-HOME_STATUSES: Final = frozenset[str](get_args(HomeStatusName))
-ARTICLE_SORT_KEYS: Final = frozenset[str](get_args(ArticleSortKey))
-SORT_ORDERS: Final = frozenset[str](get_args(SortOrder))
-CONTENT_FORMATS: Final = frozenset[str](get_args(ContentFormatName))
+# The spec's enums as sets, for checking a value before it is sent (contract.py defines them).
+SOURCE_TYPES: Final = frozenset(contract.SOURCE_TYPES)
+CREATABLE_SOURCE_TYPES: Final = frozenset(contract.CREATABLE_SOURCE_TYPES)
+SOURCE_LIST_TYPES: Final = frozenset[str](get_args(contract.SourceListType))
+ARTICLE_STATUSES: Final = frozenset(contract.ARTICLE_STATUSES)
+HOME_STATUSES: Final = frozenset(contract.HOME_STATUSES)
+ARTICLE_SORT_KEYS: Final = frozenset[str](get_args(contract.ArticleSortKey))
+SORT_ORDERS: Final = frozenset[str](get_args(contract.SortOrder))
+CONTENT_FORMATS: Final = frozenset(contract.CONTENT_FORMATS)
 
 
 def timestamp(value: datetime | date | str) -> str:
@@ -103,6 +92,16 @@ def query(**values: Any) -> dict[str, str]:
 def body(**values: Any) -> dict[str, Any]:
     """A JSON body from keyword values: `UNSET` fields are left out, `None` is sent as null."""
     return {name: wire_value(value) for name, value in values.items() if value is not UNSET}
+
+
+def keywords(method: str, given: Mapping[str, Any], declared: type) -> dict[str, Any]:
+    """Keyword filters checked against the TypedDict that declares them, in its order: a
+    misspelt name is the `TypeError` a named parameter would have raised."""
+    names: Mapping[str, Any] = declared.__annotations__
+    for name in given:
+        if name not in names:
+            raise TypeError(f"{method}() got an unexpected keyword argument {name!r}")
+    return {name: given[name] for name in names if name in given}
 
 
 def path_id(value: str, what: str) -> str:

@@ -34,7 +34,9 @@ from contextvars import ContextVar
 
 import anyio
 
-DEFAULT_RATE_PER_MINUTE = 100
+from screvi_mcp import contract
+
+DEFAULT_RATE_PER_MINUTE = contract.RATE_LIMIT_PER_MINUTE
 # The longest a call waits at the client's limiter before it is answered `rate_limited`.
 DEFAULT_MAX_RATE_WAIT = 5.0
 

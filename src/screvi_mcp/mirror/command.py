@@ -13,6 +13,7 @@ from screvi_mcp import config
 from screvi_mcp.contract import MAX_PER_PAGE
 
 if TYPE_CHECKING:
+    from screvi_mcp.mirror.report import PhaseProgress
     from screvi_mcp.mirror.sync import SyncSettings
 
 DEFAULT_MIRROR_NAME = "mirror.sqlite3"
@@ -100,51 +101,14 @@ def run(args: argparse.Namespace) -> int:
     """Exit codes: 0 finished, 3 paused at --time-limit, 1 refused or failed, 2 bad usage."""
     import anyio
 
-    from screvi_mcp.client.client import DEFAULT_BASE_URL
-    from screvi_mcp.client.errors import (
-        InvalidApiKeyError,
-        MissingApiKeyError,
-        ScreviError,
-        SubscriptionRequiredError,
-    )
-    from screvi_mcp.local.storage import preflight
-    from screvi_mcp.local.storage.library import Library
-    from screvi_mcp.mirror.identity import MirrorMismatch
-    from screvi_mcp.mirror.report import PhaseProgress, summary_text
-    from screvi_mcp.mirror.sync import (
-        SyncBusy,
-        SyncSettings,
-        build_client,
-        run_sync,
-    )
+    from screvi_mcp.mirror.report import PhaseProgress
+    from screvi_mcp.mirror.sync import SyncSettings
 
-    api_key = os.environ.get(config.API_KEY_ENV, "").strip()
-    if not api_key:
-        _tell(
-            f"screvi-mcp sync: set {config.API_KEY_ENV} to a Screvi API key (read access is "
-            "enough); the mirror is written to --library PATH"
-        )
+    checked = _checked_usage(args)
+    if isinstance(checked, str):
+        _tell(f"screvi-mcp sync: {checked}")
         return 2
-    if args.requests_per_minute < 1 or not 1 <= args.per_page <= MAX_PER_PAGE:
-        _tell(
-            f"screvi-mcp sync: --requests-per-minute must be at least 1 and --per-page "
-            f"between 1 and {MAX_PER_PAGE}"
-        )
-        return 2
-    base_url = os.environ.get(config.BASE_URL_ENV, "").strip() or DEFAULT_BASE_URL
-    try:
-        config.check_base_url(base_url)  # as the server checks it at start-up
-    except config.ConfigurationProblem as problem:
-        _tell(f"screvi-mcp sync: {problem}")
-        return 2
-    path = Path(args.library).expanduser() if args.library else default_mirror_path()
-    try:
-        # As every command that opens a library: a folder, a file that is not a library or
-        # a folder that does not exist is refused before anything is created or sent.
-        preflight.check_library_path(path, create_parents=not args.library)
-    except config.ConfigurationProblem as problem:
-        _tell(f"screvi-mcp sync: {problem}")
-        return 2
+    api_key, base_url, path = checked
     settings = SyncSettings(
         requests_per_minute=args.requests_per_minute,
         per_page=args.per_page,
@@ -153,53 +117,104 @@ def run(args: argparse.Namespace) -> int:
     )
     progress = PhaseProgress(enabled=not args.quiet)
     _tell(f"screvi-mcp sync: mirroring {base_url} into {path}")
-
-    async def sync() -> int:
-        if not await _answers(api_key, base_url, settings):
-            _tell(
-                f"screvi-mcp sync: nothing answers at {base_url}: check {config.BASE_URL_ENV} "
-                "(its host and port) and the network; nothing was changed by this run."
-            )
-            return 1
-        client, clock = build_client(api_key, base_url, settings)
-        library = Library.open(path)
-        complete = False
-        try:
-            async with client:
-                summary = await run_sync(
-                    library, client, clock, api_key=api_key, settings=settings, reporter=progress
-                )
-            # Paused at --time-limit, or done but the embedding wait ended first.
-            complete = summary.finished and not summary.waiting_for_vectors
-        finally:
-            progress.close(stopped=not complete)
-            library.close()
-        _tell(summary_text(summary))
-        return 0 if summary.finished else 3
-
     try:
-        return anyio.run(sync)
-    except (MirrorMismatch, SyncBusy) as refusal:
-        _tell(f"screvi-mcp sync: {refusal}")
-        return 1
+        return anyio.run(_sync, api_key, base_url, path, settings, progress)
     except KeyboardInterrupt:
         _tell(
             "\nscrevi-mcp sync: sync interrupted. What was copied so far is kept; run again "
             "to continue from where it stopped."
         )
         return 130
-    except (InvalidApiKeyError, MissingApiKeyError, SubscriptionRequiredError) as error:
+    except Exception as error:
+        told = _failure_text(error)
+        if told is None:
+            raise
+        _tell(f"screvi-mcp sync: {told}")
+        return 1
+
+
+def _checked_usage(args: argparse.Namespace) -> tuple[str, str, Path] | str:
+    """The key, base URL and mirror path to use, or what is wrong with the command line."""
+    from screvi_mcp.client.client import DEFAULT_BASE_URL
+    from screvi_mcp.local.storage import preflight
+
+    api_key = os.environ.get(config.API_KEY_ENV, "").strip()
+    if not api_key:
+        return (
+            f"set {config.API_KEY_ENV} to a Screvi API key (read access is enough); the "
+            "mirror is written to --library PATH"
+        )
+    if args.requests_per_minute < 1 or not 1 <= args.per_page <= MAX_PER_PAGE:
+        return (
+            f"--requests-per-minute must be at least 1 and --per-page between 1 and {MAX_PER_PAGE}"
+        )
+    base_url = os.environ.get(config.BASE_URL_ENV, "").strip() or DEFAULT_BASE_URL
+    path = Path(args.library).expanduser() if args.library else default_mirror_path()
+    try:
+        config.check_base_url(base_url)  # as the server checks it at start-up
+        # As every command that opens a library: a folder, a file that is not a library or
+        # a folder that does not exist is refused before anything is created or sent.
+        preflight.check_library_path(path, create_parents=not args.library)
+    except config.ConfigurationProblem as problem:
+        return str(problem)
+    return api_key, base_url, path
+
+
+async def _sync(
+    api_key: str, base_url: str, path: Path, settings: SyncSettings, progress: PhaseProgress
+) -> int:
+    from screvi_mcp.local.storage.library import Library
+    from screvi_mcp.mirror.report import summary_text
+    from screvi_mcp.mirror.sync import build_client, run_sync
+
+    if not await _answers(api_key, base_url, settings):
+        _tell(
+            f"screvi-mcp sync: nothing answers at {base_url}: check {config.BASE_URL_ENV} "
+            "(its host and port) and the network; nothing was changed by this run."
+        )
+        return 1
+    client, clock = build_client(api_key, base_url, settings)
+    library = Library.open(path)
+    complete = False
+    try:
+        async with client:
+            summary = await run_sync(
+                library, client, clock, api_key=api_key, settings=settings, reporter=progress
+            )
+        # Paused at --time-limit, or done but the embedding wait ended first.
+        complete = summary.finished and not summary.waiting_for_vectors
+    finally:
+        progress.close(stopped=not complete)
+        library.close()
+    _tell(summary_text(summary))
+    return 0 if summary.finished else 3
+
+
+def _failure_text(error: Exception) -> str | None:
+    """What a run that failed says, by the kind of failure (first match); None: not ours."""
+    from screvi_mcp.client.errors import (
+        InvalidApiKeyError,
+        MissingApiKeyError,
+        ScreviError,
+        SubscriptionRequiredError,
+    )
+    from screvi_mcp.mirror.identity import MirrorMismatch
+    from screvi_mcp.mirror.sync import SyncBusy
+
+    texts: tuple[tuple[tuple[type[Exception], ...], str], ...] = (
+        ((MirrorMismatch, SyncBusy), "{error}"),
         # Not something a re-run fixes: the key (never shown) or the account must change.
-        _tell(
-            f"screvi-mcp sync: refused: {error}. Check {config.API_KEY_ENV} (and "
-            f"{config.BASE_URL_ENV}, the server it is a key for); nothing was changed by "
-            "this run."
-        )
-        return 1
-    except ScreviError as error:
+        (
+            (InvalidApiKeyError, MissingApiKeyError, SubscriptionRequiredError),
+            f"refused: {{error}}. Check {config.API_KEY_ENV} (and {config.BASE_URL_ENV}, the "
+            "server it is a key for); nothing was changed by this run.",
+        ),
         # The client's errors never carry the key; the message says what to do.
-        _tell(
-            f"screvi-mcp sync: stopped: {error}. What was copied so far is kept; run again "
-            "to continue."
-        )
-        return 1
+        (
+            (ScreviError,),
+            "stopped: {error}. What was copied so far is kept; run again to continue.",
+        ),
+    )
+    return next(
+        (text.format(error=error) for kinds, text in texts if isinstance(error, kinds)), None
+    )

@@ -19,17 +19,20 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import inspect
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from screvi_mcp import contract
 from screvi_mcp.client.client import ScreviClient
 from screvi_mcp.client.deadline import call_deadline
 from screvi_mcp.client.errors import ScreviAPIError
 from screvi_mcp.client.inputs import NewHighlight
+from screvi_mcp.client.marks import endpoint_methods
 from screvi_mcp.client.params import Unset
 from screvi_mcp.client.retry import RetryPolicy
 from screvi_mcp.local.storage import clock
@@ -67,36 +70,6 @@ class FreshnessPolicy:
     wait: float = 3.0
     # A refresh started by a tool call stops (resumably) after this long.
     sync_time_limit: float = 120.0
-
-
-_READS = (
-    "list_highlights",
-    "get_random_highlights",
-    "get_highlight",
-    "search",
-    "list_sources",
-    "get_source",
-    "list_articles",
-    "list_tags",
-)
-_WRITES = (
-    "create_highlight",
-    "create_highlights_bulk",
-    "update_highlight",
-    "delete_highlight",
-    "add_highlight_tags",
-    "remove_highlight_tags",
-    "create_source",
-    "update_source",
-    "delete_source",
-    "save_article",
-    "update_article",
-    "add_article_tags",
-    "remove_article_tags",
-    "create_tag",
-    "update_tag",
-    "delete_tag",
-)
 
 
 _note = add_note
@@ -289,43 +262,96 @@ class MirroredClient(ScreviClient):
     async def _apply(
         self, name: str, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> None:
-        writes = self._writes
-        assert writes is not None
-        first = args[0] if args else None
-        metadata = _metadata_given(kwargs.get("metadata", Unset()))
-        if name in ("create_highlight", "update_highlight"):
-            await writes.highlights([result], [metadata])
-        elif name == "create_highlights_bulk":
-            items = args[0] if args else kwargs.get("highlights", [])
-            given = [
-                (item.metadata if isinstance(item, NewHighlight) else item.get("metadata"))
-                for item in items
-            ]
-            await writes.highlights(result, given)
-        elif name == "delete_highlight":
-            await writes.highlight_deleted(str(first or kwargs.get("highlight_id")))
-        elif name in ("add_highlight_tags", "remove_highlight_tags"):
-            # The answer is only the tag list; the highlight itself (its new updated_at too)
-            # costs one request.
-            highlight_id = str(first or kwargs.get("highlight_id"))
-            await writes.tags_of("highlight", highlight_id, result)
-            await writes.highlights([await writes.hosted.get_highlight(highlight_id)])
-        elif name in ("create_source", "update_source"):
-            await writes.source(result, metadata)
-        elif name == "delete_source":
-            await writes.source_deleted(str(first or kwargs.get("source_id")))
-        elif name == "save_article":
-            await writes.saved(result)
-        elif name == "update_article":
-            await writes.article(result)
-        elif name in ("add_article_tags", "remove_article_tags"):
-            article_id = str(first or kwargs.get("article_id"))
-            await writes.tags_of("article", article_id, result)
-            await writes.article(await writes.hosted.get_article(article_id, max_chars=1000))
-        elif name in ("create_tag", "update_tag"):
-            await writes.tag(result)
-        elif name == "delete_tag":
-            await writes.tag_deleted(str(first or kwargs.get("tag_id")))
+        store_it = _STORE.get(name)
+        if store_it is None:  # a write the mirror has no copy rule for: the sync brings it
+            _note("Saved in Screvi; the local mirror shows it after its next sync.")
+            return
+        assert self._writes is not None
+        # The call's arguments by name, however they were passed.
+        given = inspect.signature(getattr(ScreviClient, name)).bind(self, *args, **kwargs)
+        await store_it(self._writes, result, given.arguments)
+
+
+# How the mirror stores what Screvi answered to a write, by the client method that made it.
+Given = dict[str, Any]
+
+
+def _metadata(given: Given) -> dict[str, Any] | None:
+    return _metadata_given(given.get("metadata", Unset()))
+
+
+async def _highlight(writes: WriteThrough, result: Any, given: Given) -> None:
+    await writes.highlights([result], [_metadata(given)])
+
+
+async def _highlights_bulk(writes: WriteThrough, result: Any, given: Given) -> None:
+    items = given["highlights"]
+    metadata = [(i.metadata if isinstance(i, NewHighlight) else i.get("metadata")) for i in items]
+    await writes.highlights(result, metadata)
+
+
+async def _highlight_tags(writes: WriteThrough, result: Any, given: Given) -> None:
+    # The answer is only the tag list; the highlight itself (its new updated_at too) costs
+    # one request.
+    highlight_id = str(given["highlight_id"])
+    await writes.tags_of("highlight", highlight_id, result)
+    await writes.highlights([await writes.hosted.get_highlight(highlight_id)])
+
+
+async def _article_tags(writes: WriteThrough, result: Any, given: Given) -> None:
+    article_id = str(given["article_id"])
+    await writes.tags_of("article", article_id, result)
+    await writes.article(
+        await writes.hosted.get_article(article_id, max_chars=contract.MIN_MAX_CHARS)
+    )
+
+
+async def _source(writes: WriteThrough, result: Any, given: Given) -> None:
+    await writes.source(result, _metadata(given))
+
+
+async def _saved(writes: WriteThrough, result: Any, given: Given) -> None:
+    await writes.saved(result)
+
+
+async def _article(writes: WriteThrough, result: Any, given: Given) -> None:
+    await writes.article(result)
+
+
+async def _tag(writes: WriteThrough, result: Any, given: Given) -> None:
+    await writes.tag(result)
+
+
+async def _highlight_deleted(writes: WriteThrough, result: Any, given: Given) -> None:
+    await writes.highlight_deleted(str(given["highlight_id"]))
+
+
+async def _source_deleted(writes: WriteThrough, result: Any, given: Given) -> None:
+    await writes.source_deleted(str(given["source_id"]))
+
+
+async def _tag_deleted(writes: WriteThrough, result: Any, given: Given) -> None:
+    await writes.tag_deleted(str(given["tag_id"]))
+
+
+_STORE: dict[str, Callable[[WriteThrough, Any, Given], Awaitable[None]]] = {
+    "create_highlight": _highlight,
+    "update_highlight": _highlight,
+    "create_highlights_bulk": _highlights_bulk,
+    "delete_highlight": _highlight_deleted,
+    "add_highlight_tags": _highlight_tags,
+    "remove_highlight_tags": _highlight_tags,
+    "create_source": _source,
+    "update_source": _source,
+    "delete_source": _source_deleted,
+    "save_article": _saved,
+    "update_article": _article,
+    "add_article_tags": _article_tags,
+    "remove_article_tags": _article_tags,
+    "create_tag": _tag,
+    "update_tag": _tag,
+    "delete_tag": _tag_deleted,
+}
 
 
 def _log_refresh_outcome(task: asyncio.Task[Any]) -> None:
@@ -359,10 +385,20 @@ def _write_method(name: str) -> Any:
     return method
 
 
-for _name in _READS:
-    setattr(MirroredClient, _name, _read_method(_name))
-for _name in _WRITES:
-    setattr(MirroredClient, _name, _write_method(_name))
+def _route_endpoints() -> None:
+    """Give `MirroredClient` every endpoint method of the client, routed by its mark: reads
+    freshen the copy first, writes go to Screvi first, fixed answers are the copy's own.
+    A method `MirroredClient` defines itself (`get_article`) is kept as it is."""
+    for name, access in endpoint_methods(ScreviClient).items():
+        if name in vars(MirroredClient):
+            continue
+        if access == "read":
+            setattr(MirroredClient, name, _read_method(name))
+        elif access == "write":
+            setattr(MirroredClient, name, _write_method(name))
+
+
+_route_endpoints()
 
 
 def check_mirror(path: Path, api_key: str | None, base_url: str) -> dict[str, str]:

@@ -5,11 +5,13 @@ and what to do next. Nothing else leaves: no traceback, no key, no raw HTTP body
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
+from screvi_mcp import contract
 from screvi_mcp.client import (
     ConflictError,
     InsufficientScopeError,
@@ -89,96 +91,141 @@ def _where_ids_are(target: str) -> str:
     )
 
 
+def _not_found(error: NotFoundError, target: str | None) -> str:
+    if _no_such_endpoint(error):
+        return (
+            "The Screvi API address answers that it has no such endpoint, so the base URL "
+            "is wrong, not the id. Next: tell the user to check SCREVI_BASE_URL: it must end "
+            "at the API root /api/v1 (e.g. https://api.screvi.com/api/v1)."
+        )
+    what = target or "The item"
+    return (
+        f"{what} was not found (wrong id, or deleted). Next: find the right id with "
+        f"{_where_ids_are(what)}."
+    )
+
+
+def _conflict(error: ConflictError, target: str | None) -> str:
+    # The spec's two 409s: a second `self` source (its id is returned), and deleting a
+    # source that still has highlights.
+    message = error.message.rstrip(".")
+    if error.source_id:
+        return (
+            f"{message}. The existing source's id is {error.source_id}. Next: add "
+            f"highlights to it (create_highlight with source_id={error.source_id}) "
+            "instead of creating another."
+        )
+    return (
+        f"{message}. Next: ask the user, then call again with cascade=true to delete "
+        "its highlights too, or leave the source in place."
+    )
+
+
+def _invalid(error: ScreviAPIError, target: str | None) -> str:
+    details = _fields(error) or error.message
+    return f"Invalid arguments — {details}. Next: fix these arguments and call again."
+
+
+def _rate_limited(error: RateLimitedError, target: str | None) -> str:
+    wait = f"{error.retry_after:g} seconds" if error.retry_after else "a minute"
+    return (
+        f"Screvi's rate limit ({_per_minute(error)}requests per minute per key) is "
+        f"exhausted{'' if error.from_server else ' (' + error.message + ')'}. Next: wait "
+        f"{wait}, then retry; prefer bulk and paged calls."
+    )
+
+
+def _said(text: str) -> Callable[[Any, str | None], str]:
+    return lambda error, target: text
+
+
+# What an agent is told for each kind of refusal, first match wins (a subclass before its base).
+_ADVICE: tuple[tuple[type[ScreviAPIError] | tuple[type[ScreviAPIError], ...], Any], ...] = (
+    (
+        LegacyKeyReadOnlyError,
+        _said(
+            "This server uses a legacy read-only Screvi key, so no write can succeed. Next: "
+            "tell the user; writes need a scoped key (sk_live_…) created with write access."
+        ),
+    ),
+    (
+        InsufficientScopeError,
+        _said(
+            "The Screvi key lacks the write scope. Next: tell the user; a key with write "
+            "access is needed for this. Reading still works."
+        ),
+    ),
+    (
+        (MissingApiKeyError, InvalidApiKeyError),
+        _said(
+            "The Screvi API key is missing, unknown or revoked. Next: tell the user to check "
+            "SCREVI_API_KEY (or the X-Screvi-Api-Key header); retrying will not help."
+        ),
+    ),
+    (
+        SubscriptionRequiredError,
+        _said(
+            "The Screvi account has no active subscription or trial, so the API is closed. "
+            "Next: tell the user; retrying will not help."
+        ),
+    ),
+    (NotFoundError, _not_found),
+    (ConflictError, _conflict),
+    (
+        PayloadTooLargeError,
+        _said(
+            f"Too many items in one call. Next: send at most {contract.MAX_BULK} per call, "
+            "in several calls."
+        ),
+    ),
+    ((ValidationFailedError, InvalidParameterError), _invalid),
+    (RateLimitedError, _rate_limited),
+)
+
+# Failures with no answer from Screvi, by class: (code, what happened when a write's outcome
+# is unknown, the message otherwise). A timeout is a connection error: it comes first.
+_NO_ANSWER: tuple[tuple[type[ScreviError], str, str, str], ...] = (
+    (
+        ScreviTimeoutError,
+        "timeout",
+        "Screvi did not answer in time",
+        "Screvi did not answer in time. Next: try the call again shortly.",
+    ),
+    (
+        ScreviConnectionError,
+        "connection_failed",
+        "The connection to Screvi broke off before the answer",
+        "Could not reach the Screvi API. Next: try again shortly; if it persists, the user "
+        "should check the network or SCREVI_BASE_URL.",
+    ),
+)
+
+
 def describe(error: ScreviError, target: str | None = None) -> str:
     """One message: `[code] what happened. Next: what to do.`
 
     A write whose outcome is unknown (it timed out, was cut off or got a server error after
     reaching Screvi) is never answered with "try again": the agent is told how to check first.
     """
-    if error.outcome_unknown:
-        if isinstance(error, ScreviTimeoutError):
-            return "[timeout] " + _unknown_outcome(error, "Screvi did not answer in time")
-        if isinstance(error, ScreviConnectionError):
-            return "[connection_failed] " + _unknown_outcome(
-                error, "The connection to Screvi broke off before the answer"
-            )
-        if isinstance(error, ScreviAPIError):
-            return f"[{error.code}] " + _unknown_outcome(
-                error, f"Screvi answered with a server error (HTTP {error.status})"
-            )
-    if isinstance(error, ScreviTimeoutError):
-        return "[timeout] Screvi did not answer in time. Next: try the call again shortly."
-    if isinstance(error, ScreviConnectionError):
-        return (
-            "[connection_failed] Could not reach the Screvi API. Next: try again shortly; "
-            "if it persists, the user should check the network or SCREVI_BASE_URL."
-        )
+    for kind, code, happened, message in _NO_ANSWER:
+        if isinstance(error, kind):
+            unknown = error.outcome_unknown
+            return f"[{code}] " + (_unknown_outcome(error, happened) if unknown else message)
     assert isinstance(error, ScreviAPIError)
-    code = error.code
-    if isinstance(error, LegacyKeyReadOnlyError):
-        advice = (
-            "This server uses a legacy read-only Screvi key, so no write can succeed. Next: "
-            "tell the user; writes need a scoped key (sk_live_…) created with write access."
+    if error.outcome_unknown:
+        return f"[{error.code}] " + _unknown_outcome(
+            error, f"Screvi answered with a server error (HTTP {error.status})"
         )
-    elif isinstance(error, InsufficientScopeError):
-        advice = (
-            "The Screvi key lacks the write scope. Next: tell the user; a key with write "
-            "access is needed for this. Reading still works."
-        )
-    elif isinstance(error, MissingApiKeyError | InvalidApiKeyError):
-        advice = (
-            "The Screvi API key is missing, unknown or revoked. Next: tell the user to check "
-            "SCREVI_API_KEY (or the X-Screvi-Api-Key header); retrying will not help."
-        )
-    elif isinstance(error, SubscriptionRequiredError):
-        advice = (
-            "The Screvi account has no active subscription or trial, so the API is closed. "
-            "Next: tell the user; retrying will not help."
-        )
-    elif isinstance(error, NotFoundError) and _no_such_endpoint(error):
-        advice = (
-            "The Screvi API address answers that it has no such endpoint, so the base URL "
-            "is wrong, not the id. Next: tell the user to check SCREVI_BASE_URL: it must end "
-            "at the API root /api/v1 (e.g. https://api.screvi.com/api/v1)."
-        )
-    elif isinstance(error, NotFoundError):
-        what = target or "The item"
-        advice = (
-            f"{what} was not found (wrong id, or deleted). Next: find the right id with "
-            f"{_where_ids_are(what)}."
-        )
-    elif isinstance(error, ConflictError):
-        # The spec's two 409s: a second `self` source (its id is returned), and deleting a
-        # source that still has highlights.
-        message = error.message.rstrip(".")
-        if error.source_id:
-            advice = (
-                f"{message}. The existing source's id is {error.source_id}. Next: add "
-                f"highlights to it (create_highlight with source_id={error.source_id}) "
-                "instead of creating another."
-            )
-        else:
-            advice = (
-                f"{message}. Next: ask the user, then call again with cascade=true to delete "
-                "its highlights too, or leave the source in place."
-            )
-    elif isinstance(error, PayloadTooLargeError):
-        advice = "Too many items in one call. Next: send at most 100 per call, in several calls."
-    elif isinstance(error, ValidationFailedError | InvalidParameterError):
-        details = _fields(error) or error.message
-        advice = f"Invalid arguments — {details}. Next: fix these arguments and call again."
-    elif isinstance(error, RateLimitedError):
-        wait = f"{error.retry_after:g} seconds" if error.retry_after else "a minute"
-        advice = (
-            f"Screvi's rate limit ({_per_minute(error)}requests per minute per key) is "
-            f"exhausted{'' if error.from_server else ' (' + error.message + ')'}. Next: wait "
-            f"{wait}, then retry; prefer bulk and paged calls."
-        )
-    elif error.status >= 500:
-        advice = "Screvi had a server error. Next: try again shortly."
+    advise = next((advise for kind, advise in _ADVICE if isinstance(error, kind)), None)
+    if advise is not None:
+        advice: str = advise(error, target)
     else:
-        advice = f"{error.message}. Next: check the arguments and try again."
-    return f"[{code}] {advice}"
+        advice = (
+            "Screvi had a server error. Next: try again shortly."
+            if error.status >= 500
+            else f"{error.message}. Next: check the arguments and try again."
+        )
+    return f"[{error.code}] {advice}"
 
 
 @asynccontextmanager

@@ -185,7 +185,7 @@ def article(item: Article, fmt: ResponseFormat = "concise") -> str:
     title = item.title or item.url
     by = f" by {item.author}" if item.author else ""
     head = f"{title}{by}"
-    facts = [f"id {item.id}", item.home_status.value, item.status.value]
+    facts = [f"id {item.id}", item.home_status, item.status]
     if item.parse_state.value != "parsed":
         facts.append(f"parse_state {item.parse_state.value}")
     if item.reading_time_minutes:

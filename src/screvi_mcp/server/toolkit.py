@@ -7,22 +7,25 @@ import inspect
 import typing
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.types import ToolAnnotations
 from pydantic import BeforeValidator, Field
 
 from screvi_mcp import contract
 from screvi_mcp.server.render import ResponseFormat
+from screvi_mcp.server.toolsets import TOOLSETS as TOOLSETS  # the tool modules' names
+from screvi_mcp.server.toolsets import Toolset as Toolset
 
 if TYPE_CHECKING:
     from screvi_mcp.server.backend import Backend
 
-Toolset = Literal["highlights", "search", "sources", "articles", "tags", "review"]
-TOOLSETS: tuple[Toolset, ...] = ("highlights", "search", "sources", "articles", "tags", "review")
-
 
 ToolFn = Callable[..., Awaitable[str]]
+
+# The most `tools/list` may cost an agent's context, all tools listed, in cl100k_base tokens
+# (tests/server/test_token_budget.py holds it; bench/tokens.py reports against it).
+TOOLS_LIST_TOKEN_BUDGET = 6000
 
 
 @dataclass(frozen=True)
@@ -145,22 +148,33 @@ Id = Annotated[
     Field(description="UUID, as returned by another tool", min_length=1, max_length=64),
 ]
 Page = Annotated[int, Field(ge=1, description="1-based page number")]
+PerPage = Annotated[int, Field(ge=1, le=contract.MAX_PER_PAGE)]
+SearchPerPage = Annotated[int, Field(ge=1, le=contract.MAX_SEARCH_PER_PAGE)]
+RandomCount = Annotated[int, Field(ge=1, le=contract.MAX_RANDOM_COUNT)]
+Query = Annotated[str, Field(min_length=1, max_length=contract.MAX_QUERY_CHARS)]
+MaxChars = Annotated[int, Field(ge=contract.MIN_MAX_CHARS)]
 Format = Annotated[
     ResponseFormat,
     Field(description="concise (default) or detailed (adds dates, urls, scores, metadata)"),
 ]
-_TagName = Annotated[str, Field(min_length=1, max_length=100)]
+TagName = Annotated[str, Field(min_length=1, max_length=contract.MAX_TAG_NAME)]
+# Not the spec's: how many tags one call may add or remove.
+MAX_TAGS_PER_CALL = 100
 TagNames = Annotated[
-    list[_TagName],
+    list[TagName],
     Field(
         min_length=1,
-        max_length=100,
+        max_length=MAX_TAGS_PER_CALL,
         description="tag names (case-insensitive; new names are created) or tag ids",
     ),
 ]
 TagsToRemove = Annotated[
-    list[_TagName],
-    Field(min_length=1, max_length=100, description="tag names (case-insensitive) or tag ids"),
+    list[TagName],
+    Field(
+        min_length=1,
+        max_length=MAX_TAGS_PER_CALL,
+        description="tag names (case-insensitive) or tag ids",
+    ),
 ]
 SourceTypeName = contract.SourceTypeName
 DateTimeText = Annotated[

@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Scope
 
+from screvi_mcp import contract
 from screvi_mcp.local.api import auth, keys
 from screvi_mcp.local.api.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.api.request_pipeline import MAX_BODY_BYTES
@@ -34,7 +35,7 @@ from screvi_mcp.skillfile import bundled_skill_path
 log = logging.getLogger("screvi_mcp.local")
 
 API_PREFIX = "/api/v1"
-DEFAULT_RATE_LIMIT = 100
+DEFAULT_RATE_LIMIT = contract.RATE_LIMIT_PER_MINUTE
 RATE_LIMIT_SETTING = "rate_limit_per_minute"
 
 _CODES_BY_STATUS = {404: "not_found", 405: "method_not_allowed"}

@@ -9,7 +9,7 @@ sent as `null` (clear it) from a field left out (keep it).
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -23,7 +23,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from screvi_mcp.contract import CREATABLE_SOURCE_TYPES, MAX_HIGHLIGHT_TEXT
+from screvi_mcp import contract
+from screvi_mcp.contract import CREATABLE_SOURCE_TYPES, MAX_HIGHLIGHT_TEXT, MAX_TAG_NAME
 from screvi_mcp.local.api.error_answers import ApiError, validation_failed
 from screvi_mcp.local.api.query_params import is_uuid
 from screvi_mcp.local.storage import clock
@@ -77,8 +78,8 @@ def _tag_entry(value: str) -> str:
     value = value.strip()
     if not value:
         raise ValueError("tag names must not be empty")
-    if len(value) > 100:
-        raise ValueError("tag names must be at most 100 characters")
+    if len(value) > MAX_TAG_NAME:
+        raise ValueError(f"tag names must be at most {MAX_TAG_NAME} characters")
     return value
 
 
@@ -157,15 +158,18 @@ class TagsBody(Body):
     tags: TagList
 
 
+SourceName = Annotated[str, Field(max_length=contract.MAX_SOURCE_NAME), AfterValidator(_not_blank)]
+
+
 class SourceCreate(Body):
-    name: Annotated[str, Field(max_length=500), AfterValidator(_not_blank)]
-    type: Literal["book", "podcast", "video", "tweet", "self", "custom"]
-    author: Annotated[str, Field(max_length=300)] | None = None
+    name: SourceName
+    type: contract.CreatableSourceType
+    author: Annotated[str, Field(max_length=contract.MAX_AUTHOR)] | None = None
     url: Uri | None = None
     image_url: Uri | None = None
-    isbn: Annotated[str, Field(max_length=20)] | None = None
-    asin: Annotated[str, Field(max_length=20)] | None = None
-    note: Annotated[str, Field(max_length=10000)] | None = None
+    isbn: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
+    asin: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
+    note: Annotated[str, Field(max_length=contract.MAX_NOTE)] | None = None
     published_date: Date | None = None
     metadata: dict[str, Any] | None = None
 
@@ -180,14 +184,17 @@ class SourceCreate(Body):
 
 
 class SourceUpdate(Body):
-    name: Annotated[str, Field(max_length=500), AfterValidator(_not_blank)] | None = None
-    author: Annotated[str, Field(max_length=300)] | None = None
+    name: (
+        Annotated[str, Field(max_length=contract.MAX_SOURCE_NAME), AfterValidator(_not_blank)]
+        | None
+    ) = None
+    author: Annotated[str, Field(max_length=contract.MAX_AUTHOR)] | None = None
     url: Uri | None = None
     image_url: Uri | None = None
     origin: Annotated[str, Field(max_length=500)] | None = None
-    isbn: Annotated[str, Field(max_length=20)] | None = None
-    asin: Annotated[str, Field(max_length=20)] | None = None
-    note: Annotated[str, Field(max_length=10000)] | None = None
+    isbn: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
+    asin: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
+    note: Annotated[str, Field(max_length=contract.MAX_NOTE)] | None = None
     published_date: Date | None = None
     metadata: dict[str, Any] | None = None
     type: str | None = None
@@ -201,23 +208,23 @@ class ArticleCreate(Body):
 
 
 class ArticleUpdate(Body):
-    home_status: Literal["inbox", "later", "archive"] | None = None
+    home_status: contract.HomeStatusName | None = None
     favorite: bool | None = None
-    title: Annotated[str, Field(max_length=500)] | None = None
-    excerpt: Annotated[str, Field(max_length=2000)] | None = None
-    note: Annotated[str, Field(max_length=10000)] | None = None
+    title: Annotated[str, Field(max_length=contract.MAX_ARTICLE_TITLE)] | None = None
+    excerpt: Annotated[str, Field(max_length=contract.MAX_EXCERPT)] | None = None
+    note: Annotated[str, Field(max_length=contract.MAX_NOTE)] | None = None
     tags: TagList | None = None
 
     not_nullable: ClassVar[tuple[str, ...]] = ("home_status", "favorite", "tags")
 
 
 class TagCreate(Body):
-    name: Annotated[str, Field(max_length=100), AfterValidator(_tag_entry)]
+    name: Annotated[str, Field(max_length=MAX_TAG_NAME), AfterValidator(_tag_entry)]
     color: Colour | None = None
 
 
 class TagUpdate(Body):
-    name: Annotated[str, Field(max_length=100), AfterValidator(_tag_entry)] | None = None
+    name: Annotated[str, Field(max_length=MAX_TAG_NAME), AfterValidator(_tag_entry)] | None = None
     color: Colour | None = None
 
     not_nullable: ClassVar[tuple[str, ...]] = ("name",)

@@ -19,7 +19,9 @@ from screvi_mcp.server.toolkit import (
     DateTimeText,
     Format,
     Id,
+    MaxChars,
     Page,
+    PerPage,
     TagNames,
     TagsToRemove,
     ToolSpec,
@@ -54,7 +56,7 @@ async def list_articles(
     sort_by: contract.ArticleSortKey = "saved_at",
     order: contract.SortOrder = "desc",
     page: Page = 1,
-    per_page: Annotated[int, Field(ge=1, le=100)] = 20,
+    per_page: PerPage = contract.DEFAULT_PER_PAGE,
     response_format: Format = "concise",
 ) -> str:
     """List saved articles (the read-later list), newest first by default. Read one with
@@ -126,7 +128,9 @@ async def _wait_for_parse(
         )
         await anyio.sleep(POLL_INTERVAL_SECONDS)
         async with backend.call(ctx, f"Article {article_id}") as client:
-            article = await client.get_article(article_id, max_chars=1000, highlights=False)
+            article = await client.get_article(
+                article_id, max_chars=contract.MIN_MAX_CHARS, highlights=False
+            )
         state = article.parse_state
         if state in (ParseState.parsed, ParseState.failed):
             await ctx.report_progress(budget, budget, f"article {article_id}: {state.value}")
@@ -147,7 +151,7 @@ async def read_article(
         ),
     ] = 0,
     max_chars: Annotated[
-        int, Field(ge=1000, le=MAX_CHUNK_CHARS, description="chunk size in characters")
+        MaxChars, Field(le=MAX_CHUNK_CHARS, description="chunk size in characters")
     ] = DEFAULT_CHUNK_CHARS,
     format: Annotated[
         Literal["text", "html"], Field(description="text (default) or sanitised html")
@@ -179,9 +183,9 @@ async def update_article(
         Field(description="triage: inbox, later, or archive (articles cannot be deleted)"),
     ] = None,
     favorite: bool | None = None,
-    title: Annotated[str | None, Field(max_length=500)] = None,
-    excerpt: Annotated[str | None, Field(max_length=2000)] = None,
-    note: Annotated[str | None, Field(max_length=10000)] = None,
+    title: Annotated[str | None, Field(max_length=contract.MAX_ARTICLE_TITLE)] = None,
+    excerpt: Annotated[str | None, Field(max_length=contract.MAX_EXCERPT)] = None,
+    note: Annotated[str | None, Field(max_length=contract.MAX_NOTE)] = None,
     tags: Annotated[
         list[str] | None, Field(description="replaces ALL tags; [] removes every tag")
     ] = None,

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from screvi_mcp.contract import MAX_HIGHLIGHT_TEXT
+from screvi_mcp.contract import DEFAULT_PER_PAGE, MAX_BULK, MAX_HIGHLIGHT_TEXT
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.toolkit import (
@@ -16,6 +16,8 @@ from screvi_mcp.server.toolkit import (
     Format,
     Id,
     Page,
+    PerPage,
+    RandomCount,
     SourceTypeName,
     TagNames,
     TagsToRemove,
@@ -72,7 +74,7 @@ async def list_highlights(
         bool, Field(description="also list deleted ones (marked DELETED), for syncing")
     ] = False,
     page: Page = 1,
-    per_page: Annotated[int, Field(ge=1, le=100)] = 20,
+    per_page: PerPage = DEFAULT_PER_PAGE,
     response_format: Format = "concise",
 ) -> str:
     """List highlights, most recent first, optionally filtered by source, tag or favorite.
@@ -103,7 +105,7 @@ async def get_highlight(backend: Backend, ctx: Context, highlight_id: Id) -> str
 async def get_random_highlights(
     backend: Backend,
     ctx: Context,
-    count: Annotated[int, Field(ge=1, le=20)] = 1,
+    count: RandomCount = 1,
     favorite: bool | None = None,
     types: Annotated[
         list[SourceTypeName] | None, Field(description="only these source types")
@@ -161,7 +163,7 @@ async def create_highlight(
 async def create_highlights_bulk(
     backend: Backend,
     ctx: Context,
-    highlights: Annotated[list[NewHighlightInput], Field(min_length=1, max_length=100)],
+    highlights: Annotated[list[NewHighlightInput], Field(min_length=1, max_length=MAX_BULK)],
 ) -> str:
     """Create up to 100 highlights in one request, all or nothing: if any item is invalid
     none is written and the error names it as highlights[i].field."""

@@ -13,7 +13,16 @@ from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.errors import describe
-from screvi_mcp.server.toolkit import Format, Page, SourceTypeName, ToolSpec, declare, reading
+from screvi_mcp.server.toolkit import (
+    Format,
+    Page,
+    Query,
+    SearchPerPage,
+    SourceTypeName,
+    ToolSpec,
+    declare,
+    reading,
+)
 
 TOOLS: list[ToolSpec] = []
 tool = declare(TOOLS, "search")
@@ -23,14 +32,7 @@ tool = declare(TOOLS, "search")
 async def search_highlights(
     backend: Backend,
     ctx: Context,
-    query: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=1000,
-            description="what to look for, in natural language or keywords",
-        ),
-    ],
+    query: Annotated[Query, Field(description="what to look for, in natural language or keywords")],
     source: Annotated[
         str | None, Field(description="only sources whose name or author contains this")
     ] = None,
@@ -60,7 +62,7 @@ async def search_highlights(
         ),
     ] = False,
     page: Page = 1,
-    per_page: Annotated[int, Field(ge=1, le=50)] = 10,
+    per_page: SearchPerPage = 10,
     response_format: Format = "concise",
 ) -> str:
     """Search the user's highlights by meaning and keywords (hybrid), best first.

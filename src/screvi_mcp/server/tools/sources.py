@@ -18,6 +18,7 @@ from screvi_mcp.server.toolkit import (
     Format,
     Id,
     Page,
+    PerPage,
     ToolSpec,
     changed_fields,
     declare,
@@ -27,10 +28,12 @@ from screvi_mcp.server.toolkit import (
 
 ListType = contract.SourceListType
 CreatableType = contract.CreatableSourceType
-Name = Annotated[str, Field(min_length=1, max_length=500)]
-Author = Annotated[str, Field(max_length=300)]
-SourceNote = Annotated[str, Field(max_length=10000, description="note on the source itself")]
-Code = Annotated[str, Field(max_length=20)]
+Name = Annotated[str, Field(min_length=1, max_length=contract.MAX_SOURCE_NAME)]
+Author = Annotated[str, Field(max_length=contract.MAX_AUTHOR)]
+SourceNote = Annotated[
+    str, Field(max_length=contract.MAX_NOTE, description="note on the source itself")
+]
+Code = Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)]
 Clearable = Literal["author", "url", "image_url", "note", "isbn", "asin", "published_date"]
 
 TOOLS: list[ToolSpec] = []
@@ -48,7 +51,7 @@ async def list_sources(
     ] = False,
     updated_since: DateTimeText | None = None,
     page: Page = 1,
-    per_page: Annotated[int, Field(ge=1, le=100)] = 20,
+    per_page: PerPage = contract.DEFAULT_PER_PAGE,
     response_format: Format = "concise",
 ) -> str:
     """List the sources highlights come from (books, articles, podcasts, ...) with their
@@ -72,7 +75,9 @@ async def get_source(
     ctx: Context,
     source_id: Id,
     page: Page = 1,
-    per_page: Annotated[int, Field(ge=1, le=100, description="highlights per page")] = 50,
+    per_page: Annotated[
+        PerPage, Field(description="highlights per page")
+    ] = contract.DEFAULT_SOURCE_HIGHLIGHTS_PER_PAGE,
     response_format: Format = "concise",
 ) -> str:
     """Get a source (or saved article, same id) with its highlights in reading order."""
@@ -184,7 +189,7 @@ async def delete_source(
 async def _is_article(client: ScreviClient, source_id: str) -> bool:
     """Whether `source_id` is a saved article (one extra read, only after a refused delete)."""
     try:
-        await client.get_article(source_id, max_chars=1000, highlights=False)
+        await client.get_article(source_id, max_chars=contract.MIN_MAX_CHARS, highlights=False)
     except ScreviError:
         return False
     return True

@@ -10,9 +10,8 @@ from pydantic import Field
 from screvi_mcp.client import UNSET
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
-from screvi_mcp.server.toolkit import Id, ToolSpec, declare, reading, writing
+from screvi_mcp.server.toolkit import Id, TagName, ToolSpec, declare, reading, writing
 
-TagName = Annotated[str, Field(min_length=1, max_length=100)]
 Colour = Annotated[str, Field(pattern=r"^#?[0-9A-Fa-f]{3,8}$", description="hex colour, #ff8800")]
 
 TOOLS: list[ToolSpec] = []

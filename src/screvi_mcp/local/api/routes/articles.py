@@ -12,18 +12,17 @@ from screvi_mcp.local.api.request_pipeline import Call, Reply, endpoint
 from screvi_mcp.local.fetching import save as fetching_save
 from screvi_mcp.local.fetching.urls import InvalidArticleURL
 from screvi_mcp.local.storage.store import articles
-from screvi_mcp.models import ArticleStatus, HomeStatus
 
 
 def list_articles(call: Call) -> Reply:
     params = call.params
     filters = articles.ArticleFilters(
-        q=params.string("q", max_length=1000),
-        status=params.choice("status", [s.value for s in ArticleStatus]),
-        home_status=params.choice("home_status", [s.value for s in HomeStatus]),
+        q=params.string("q", max_length=contract.MAX_QUERY_CHARS),
+        status=params.choice("status", contract.ARTICLE_STATUSES),
+        home_status=params.choice("home_status", contract.HOME_STATUSES),
         favorite=params.boolean("favorite"),
         has_highlights=params.boolean("has_highlights"),
-        tag=params.string("tag", max_length=100),
+        tag=params.string("tag", max_length=contract.MAX_TAG_NAME),
         updated_since=params.timestamp("updated_since"),
         saved_since=params.timestamp("saved_since"),
         saved_before=params.timestamp("saved_before"),
@@ -68,7 +67,7 @@ def get_article(call: Call) -> Reply:
         root_url=call.root_url,
         content_format=params.choice("format", ["html", "text"], default="html") or "html",
         start=params.integer("offset", default=0, minimum=0) or 0,
-        max_chars=params.integer("max_chars", minimum=1000),
+        max_chars=params.integer("max_chars", minimum=contract.MIN_MAX_CHARS),
         with_highlights=not omit_highlights,
     )
     if omit_highlights:

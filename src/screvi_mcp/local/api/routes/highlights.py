@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from screvi_mcp.contract import DEFAULT_PER_PAGE, MAX_PER_PAGE
+from screvi_mcp.contract import (
+    DEFAULT_PER_PAGE,
+    MAX_BULK,
+    MAX_PER_PAGE,
+    MAX_RANDOM_COUNT,
+    MAX_TAG_NAME,
+    SOURCE_TYPES,
+)
 from screvi_mcp.local.api.bodies import HighlightCreate, HighlightUpdate, TagsBody, parse_body
 from screvi_mcp.local.api.error_answers import ApiError, validation_failed
 from screvi_mcp.local.api.query_params import QueryParams
 from screvi_mcp.local.api.request_pipeline import Call, Reply, endpoint
 from screvi_mcp.local.storage.store import highlights
-from screvi_mcp.models import SourceType
-
-MAX_RANDOM = 20
 
 
 def _filters(params: QueryParams, *, listing: bool) -> highlights.HighlightFilters:
@@ -20,8 +24,8 @@ def _filters(params: QueryParams, *, listing: bool) -> highlights.HighlightFilte
         source_id=params.uuid("source_id"),
         favorite=params.boolean("favorite"),
         tag_id=params.uuid("tag_id") if listing else None,
-        tag=params.string("tag", max_length=100),
-        types=None if listing else params.choices("types", [t.value for t in SourceType]),
+        tag=params.string("tag", max_length=MAX_TAG_NAME),
+        types=None if listing else params.choices("types", SOURCE_TYPES),
         updated_since=params.timestamp("updated_since") if listing else None,
         include_deleted=bool(params.boolean("include_deleted")) if listing else False,
     )
@@ -41,7 +45,7 @@ def list_highlights(call: Call) -> Reply:
 
 def random_highlights(call: Call) -> Reply:
     params = call.params
-    count = params.integer("count", minimum=1, maximum=MAX_RANDOM, clamp_maximum=True)
+    count = params.integer("count", minimum=1, maximum=MAX_RANDOM_COUNT, clamp_maximum=True)
     picked = highlights.random_pick(
         call.library.connection(), _filters(params, listing=False), count or 1
     )
@@ -71,11 +75,11 @@ def create_bulk(call: Call) -> Reply:
     items = payload.get("highlights") if isinstance(payload, dict) else None
     if not isinstance(items, list):
         raise validation_failed({"highlights": "is required: an array of highlight objects"})
-    if len(items) > highlights.MAX_BULK:
+    if len(items) > MAX_BULK:
         raise ApiError(
             413,
             "payload_too_large",
-            f"At most {highlights.MAX_BULK} highlights per bulk request; got {len(items)}. "
+            f"At most {MAX_BULK} highlights per bulk request; got {len(items)}. "
             "Split them into several requests.",
         )
     if not items:

@@ -4,16 +4,23 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_PAGE, MAX_SEARCH_PER_PAGE
+from screvi_mcp.contract import (
+    DEFAULT_MIN_RELEVANCE,
+    DEFAULT_PER_PAGE,
+    MAX_QUERY_CHARS,
+    MAX_SEARCH_PER_PAGE,
+    MAX_TAG_NAME,
+    SOURCE_TYPES,
+)
 from screvi_mcp.local.api.error_answers import invalid_parameter
 from screvi_mcp.local.api.request_pipeline import Call, Reply, endpoint
 from screvi_mcp.local.search import keyword_only
 from screvi_mcp.local.search.engine import SearchQuery, search
 from screvi_mcp.local.storage.store import wire
 from screvi_mcp.local.storage.store.pages import pagination
-from screvi_mcp.models import KEYWORD_ONLY_HEADER, SourceType
+from screvi_mcp.models import KEYWORD_ONLY_HEADER
 
-MAX_QUERY_LENGTH = 1000
+MAX_QUERY_LENGTH = MAX_QUERY_CHARS
 
 
 def search_highlights(call: Call) -> Reply:
@@ -26,8 +33,8 @@ def search_highlights(call: Call) -> Reply:
     query = SearchQuery(
         q=raw_q,
         source=params.string("source", max_length=500),
-        tag=params.string("tag", max_length=100),
-        types=params.choices("types", [t.value for t in SourceType]),
+        tag=params.string("tag", max_length=MAX_TAG_NAME),
+        types=params.choices("types", SOURCE_TYPES),
         favorite=params.boolean("favorite"),
         min_relevance=params.number(
             "min_relevance", default=DEFAULT_MIN_RELEVANCE, minimum=0.0, maximum=1.0

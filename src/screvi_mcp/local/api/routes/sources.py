@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from screvi_mcp.contract import DEFAULT_PER_PAGE, MAX_PER_PAGE, SOURCE_LIST_EXTRA_TYPES
+from screvi_mcp.contract import (
+    DEFAULT_PER_PAGE,
+    DEFAULT_SOURCE_HIGHLIGHTS_PER_PAGE,
+    MAX_PER_PAGE,
+    SOURCE_LIST_EXTRA_TYPES,
+    SOURCE_TYPES,
+)
 from screvi_mcp.local.api.bodies import SourceCreate, SourceUpdate, parse_body
 from screvi_mcp.local.api.request_pipeline import Call, Reply, endpoint
 from screvi_mcp.local.storage.store import sources
-from screvi_mcp.models import SourceType
 
 LIST_TYPES = (
-    [t.value for t in SourceType if t is not SourceType.pdf]
-    + list(SOURCE_LIST_EXTRA_TYPES)
-    + ["pdf"]
+    [name for name in SOURCE_TYPES if name != "pdf"] + list(SOURCE_LIST_EXTRA_TYPES) + ["pdf"]
 )
 
 
@@ -42,7 +45,7 @@ def get_source(call: Call) -> Reply:
         call.library.connection(),
         call.path["id"],
         params.page(),
-        params.per_page(default=50, maximum=MAX_PER_PAGE),
+        params.per_page(default=DEFAULT_SOURCE_HIGHLIGHTS_PER_PAGE, maximum=MAX_PER_PAGE),
         include_metadata=bool(params.boolean("include_metadata")),
     )
     return Reply({"data": source, "pagination": page})

@@ -17,7 +17,6 @@ from screvi_mcp.local.storage.store import tags, wire
 from screvi_mcp.local.storage.store.pages import chunked, offset, pagination
 from screvi_mcp.local.storage.store.refusals import Invalid, NotFound
 
-MAX_BULK = 100
 # How a new highlight names its source: (source_id, article_id).
 SourceKey = tuple[str | None, str | None]
 

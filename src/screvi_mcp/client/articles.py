@@ -1,0 +1,148 @@
+"""The /articles endpoints: list, save, read (in chunks), update, tag."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Final, TypedDict, Unpack
+
+from screvi_mcp import contract
+from screvi_mcp.client import answers
+from screvi_mcp.client import params as p
+from screvi_mcp.client.engine import BaseClient
+from screvi_mcp.client.marks import reads, writes
+from screvi_mcp.client.params import UNSET, Unset
+from screvi_mcp.models import Article, ArticleWithContent, Page, SavedArticle, Tag
+
+
+class ArticleFilters(TypedDict, total=False):
+    """The filters and order of GET /articles, declared once."""
+
+    q: str | None
+    status: contract.ArticleStatusName | None
+    home_status: contract.HomeStatusName | None
+    favorite: bool | None
+    has_highlights: bool | None
+    tag: str | None
+    updated_since: datetime | str | None
+    saved_since: datetime | str | None
+    saved_before: datetime | str | None
+    include_deleted: bool | None
+    sort_by: contract.ArticleSortKey | None
+    order: contract.SortOrder | None
+
+
+# Sent when only an article's body is wanted; see contract.OMIT_HIGHLIGHTS_PREFERENCE.
+_OMIT_HIGHLIGHTS: Final = {"Prefer": contract.OMIT_HIGHLIGHTS_PREFERENCE}
+
+
+class ArticlesResource(BaseClient):
+    @reads
+    async def list_articles(
+        self,
+        *,
+        page: int = 1,
+        per_page: int = contract.DEFAULT_PER_PAGE,
+        **filters: Unpack[ArticleFilters],
+    ) -> Page[Article]:
+        """GET /articles: saved articles, newest first unless `sort_by`/`order` say otherwise."""
+        query = p.keywords("list_articles", filters, ArticleFilters)
+        p.check_page(page, per_page)
+        p.check_choice("status", query.get("status"), p.ARTICLE_STATUSES)
+        p.check_choice("home_status", query.get("home_status"), p.HOME_STATUSES)
+        p.check_choice("sort_by", query.get("sort_by"), p.ARTICLE_SORT_KEYS)
+        p.check_choice("order", query.get("order"), p.SORT_ORDERS)
+        response = await self._get("articles", page=page, per_page=per_page, **query)
+        return answers.page(response, Article)
+
+    @writes
+    async def save_article(self, url: str, *, tags: Sequence[str] | None = None) -> SavedArticle:
+        """POST /articles. `duplicate` tells an existing article; `kind == "highlight"` a post."""
+        payload: dict[str, Any] = {"url": url}
+        checked = p.check_tags(tags)
+        if checked is not None:
+            payload["tags"] = checked
+        response = await self._request("POST", "articles", json_body=payload)
+        return answers.model(response, SavedArticle)
+
+    @reads
+    async def get_article(
+        self,
+        article_id: str,
+        *,
+        format: contract.ContentFormatName | None = None,
+        offset: int | None = None,
+        max_chars: int | None = None,
+        highlights: bool = True,
+    ) -> ArticleWithContent:
+        """GET /articles/{id} with its body; page long bodies with `offset` and `max_chars`.
+
+        `content` is None until `parse_state` is `parsed` (or for good when `failed`).
+        With `highlights=False` (reading the body chunk by chunk) the article's highlights
+        are neither asked for nor parsed, and the answer's `highlights` is empty.
+        """
+        p.check_choice("format", format, p.CONTENT_FORMATS)
+        p.check_range("offset", offset, low=0)
+        p.check_range("max_chars", max_chars, low=contract.MIN_MAX_CHARS)
+        response = await self._request(
+            "GET",
+            f"articles/{p.path_id(article_id, 'article')}",
+            params=p.query(format=format, offset=offset, max_chars=max_chars),
+            headers=None if highlights else _OMIT_HIGHLIGHTS,
+        )
+        if highlights:
+            return answers.model(response, ArticleWithContent)
+
+        def body_only() -> ArticleWithContent:
+            data = answers.data_of(response)
+            if isinstance(data, dict):
+                # A server that ignored the preference sent them anyway: skip parsing them.
+                data = {name: value for name, value in data.items() if name != "highlights"}
+            return ArticleWithContent.model_validate(data)
+
+        return answers.validate(response, body_only)
+
+    @writes
+    async def update_article(
+        self,
+        article_id: str,
+        *,
+        home_status: contract.HomeStatusName | Unset = UNSET,
+        favorite: bool | Unset = UNSET,
+        title: str | Unset | None = UNSET,
+        excerpt: str | Unset | None = UNSET,
+        note: str | Unset | None = UNSET,
+        tags: Sequence[str] | Unset = UNSET,
+    ) -> Article:
+        """PATCH /articles/{id}: only fields given are sent; `None` clears title/excerpt/note."""
+        if not isinstance(home_status, Unset):
+            p.check_choice("home_status", home_status, p.HOME_STATUSES, body=True)
+        p.check_length(
+            {
+                "title": (title, contract.MAX_ARTICLE_TITLE),
+                "excerpt": (excerpt, contract.MAX_EXCERPT),
+                "note": (note, contract.MAX_NOTE),
+            }
+        )
+        payload = p.body(
+            home_status=home_status,
+            favorite=favorite,
+            title=title,
+            excerpt=excerpt,
+            note=note,
+            tags=UNSET if isinstance(tags, Unset) else p.check_tags(tags),
+        )
+        response = await self._request(
+            "PATCH", f"articles/{p.path_id(article_id, 'article')}", json_body=payload
+        )
+        return answers.model(response, Article)
+
+    @writes
+    async def add_article_tags(self, article_id: str, tags: Sequence[str]) -> list[Tag]:
+        """POST /articles/{id}/tags. Returns the article's full tag list afterwards."""
+        return await self._change_tags("POST", "articles", "article", article_id, tags)
+
+    @writes
+    async def remove_article_tags(self, article_id: str, tags: Sequence[str]) -> list[Tag]:
+        """DELETE /articles/{id}/tags. Returns the article's full tag list afterwards."""
+        return await self._change_tags("DELETE", "articles", "article", article_id, tags)
