@@ -16,6 +16,7 @@ READ_TOOLS = {
     "get_source",
     "list_articles",
     "read_article",
+    "search_articles",
     "list_tags",
 }
 

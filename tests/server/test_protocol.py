@@ -23,6 +23,7 @@ READ_TOOLS = {
     "get_source",
     "list_articles",
     "read_article",
+    "search_articles",
     "list_tags",
 }
 WRITE_TOOLS = {
@@ -94,7 +95,7 @@ async def test_toolsets_limit_the_tools(library_path: Path) -> None:
 async def test_read_only_toolsets(library_path: Path) -> None:
     async with mcp_client(library_path, read_only=True, toolsets=("articles",)) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
-    assert names == {"list_articles", "read_article"}
+    assert names == {"list_articles", "read_article", "search_articles"}
 
 
 # Annotations and schemas ------------------------------------------------------------------

@@ -49,6 +49,7 @@ READ_TOOLS = {
     "get_source",
     "list_articles",
     "read_article",
+    "search_articles",
     "list_tags",
 }
 TAG_TOOLS = {"list_tags", "create_tag", "update_tag", "delete_tag"}

@@ -68,6 +68,7 @@ from screvi_mcp.client.skill import (
     root_url,
 )
 from screvi_mcp.contract import HOSTED_BASE_URL, SCOPED_KEY_PREFIX
+from screvi_mcp.extensions import ARTICLE_SEARCH_MAX_PER_PAGE, ARTICLE_SEARCH_PATH, PassagePage
 from screvi_mcp.models import (
     KEYWORD_ONLY_HEADER,
     Article,
@@ -1011,6 +1012,49 @@ class ScreviClient:
             return ArticleWithContent.model_validate(data)
 
         return _validate(response, body_only)
+
+    async def search_articles(
+        self,
+        q: str,
+        *,
+        tag: str | None = None,
+        status: contract.ArticleStatusName | None = None,
+        favorite: bool | None = None,
+        saved_since: datetime | str | None = None,
+        saved_before: datetime | str | None = None,
+        min_relevance: float | None = None,
+        page: int = 1,
+        per_page: int = 10,
+    ) -> PassagePage:
+        """GET /ext/articles/search: passages inside saved articles, best article first.
+
+        An extension of the API (screvi_mcp/extensions.py): only the embedded library and
+        mirrors serve it. Refused here, before any request, when this client talks to the
+        hosted API.
+        """
+        if self.base_url.rstrip("/") == HOSTED_BASE_URL:
+            raise InvalidParameterError(
+                "passage search is an extension of the embedded library; the hosted API has "
+                "no such endpoint (use list_articles with q, or a mirror made by `sync`)",
+                status=400,
+                from_server=False,
+            )
+        p.check_page(page, per_page, ARTICLE_SEARCH_MAX_PER_PAGE)
+        p.check_choice("status", status, p.ARTICLE_STATUSES)
+        p.check_range("min_relevance", min_relevance, low=0, high=1)
+        response = await self._get(
+            ARTICLE_SEARCH_PATH,
+            q=q,
+            tag=tag,
+            status=status,
+            favorite=favorite,
+            saved_since=saved_since,
+            saved_before=saved_before,
+            min_relevance=min_relevance,
+            page=page,
+            per_page=per_page,
+        )
+        return _validate(response, lambda: PassagePage.model_validate(self._json(response)))
 
     async def update_article(
         self,

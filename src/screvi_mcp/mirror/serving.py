@@ -70,6 +70,7 @@ class FreshnessPolicy:
 
 
 _READS = (
+    "search_articles",  # the mirror's own passages (an extension: see extensions.py)
     "list_highlights",
     "get_random_highlights",
     "get_highlight",

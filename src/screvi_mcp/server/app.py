@@ -14,7 +14,7 @@ from screvi_mcp.server import prompts, resources
 from screvi_mcp.server.argument_checks import argument_checks
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.toolkit import TOOLSETS, Toolset, ToolSpec
-from screvi_mcp.server.tools import articles, highlights, search, sources, tags
+from screvi_mcp.server.tools import article_search, articles, highlights, search, sources, tags
 from screvi_mcp.server.transport import add_health_route
 
 INSTRUCTIONS = """\
@@ -39,7 +39,14 @@ To change the library, the user sets SCREVI_API_KEY (a key with write access).""
 
 def all_tool_specs() -> list[ToolSpec]:
     """Every tool, in the order agents see them; declaring needs no backend."""
-    return [*search.TOOLS, *highlights.TOOLS, *sources.TOOLS, *articles.TOOLS, *tags.TOOLS]
+    return [
+        *search.TOOLS,
+        *highlights.TOOLS,
+        *sources.TOOLS,
+        *articles.TOOLS,
+        *article_search.TOOLS,
+        *tags.TOOLS,
+    ]
 
 
 def build_server(
