@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from screvi_mcp.local.passages.split import MAX_CHARS, MIN_CHARS, split_passages
@@ -14,7 +16,7 @@ def _check(text: str) -> list[str]:
         assert 0 < span.length <= MAX_CHARS
         assert piece == piece.strip()
     # In order, not overlapping, and every non-blank character in exactly one passage.
-    assert all(a.end <= b.start for a, b in zip(spans, spans[1:], strict=False))
+    assert all(a.end <= b.start for a, b in itertools.pairwise(spans))
     assert "".join("".join(p.split()) for p in pieces) == "".join(text.split())
     return pieces
 
