@@ -6,15 +6,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import pytest
 from mirror_testkit import FAST, add_article, serve_stand_in, sync
 
 from screvi_mcp.local.passages import attach
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.server.backend import BackendConfig
 from server.server_testkit import call_ok, mcp_client
-
-pytestmark = pytest.mark.asyncio
 
 ESSAY = "\n\n".join(
     f"Section {n}. Tide tables were printed by harbour masters for every port; "

@@ -5,10 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from server_testkit import call_ok, insert_article, mcp_client
-
-pytestmark = pytest.mark.asyncio
 
 _POSITION = re.compile(r"\[Characters (\d+)–(\d+) of (\d+)\.")
 

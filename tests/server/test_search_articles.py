@@ -14,8 +14,6 @@ from server_testkit import LocalApi, Seed, assert_tool_error, call_error, call_o
 from screvi_mcp.server.backend import BackendConfig
 from testsupport.pages_site import article_html, serve_pages
 
-pytestmark = pytest.mark.asyncio
-
 _READ = re.compile(r'read_article\(article_id="([^"]+)", offset=(\d+), max_chars=(\d+)\)')
 
 

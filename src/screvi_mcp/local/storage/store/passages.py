@@ -93,24 +93,3 @@ def rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]:
         (json.dumps(ids),),
     )
     return {int(r[0]): dict(r) for r in found}
-
-
-def article_text_around(
-    conn: sqlite3.Connection, article_id: str, needle: str
-) -> tuple[int, str] | None:
-    """(offset, paragraph) of the first paragraph of the article's text that holds
-    `needle` (compared with whitespace squeezed); None when the text does not hold it."""
-    from screvi_mcp.local.passages.split import paragraphs
-
-    row = conn.execute(
-        "SELECT content_text FROM articles WHERE source_id = ?", (article_id,)
-    ).fetchone()
-    if row is None or not row[0]:
-        return None
-    text = str(row[0])
-    wanted = " ".join(needle.split()).casefold()
-    for span in paragraphs(text):
-        piece = text[span.start : span.end]
-        if wanted and wanted in " ".join(piece.split()).casefold():
-            return span.start, piece
-    return None
