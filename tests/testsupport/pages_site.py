@@ -24,7 +24,8 @@ def article_html(title: str, author: str, paragraphs: list[str]) -> bytes:
 
 @contextmanager
 def serve_pages(pages: Mapping[str, bytes]) -> Iterator[str]:
-    """Serve `pages` (path -> HTML) until the block ends; yields the base URL."""
+    """Serve `pages` (path -> HTML, or a PDF for a path ending in .pdf) until the block
+    ends; yields the base URL."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
@@ -33,7 +34,10 @@ def serve_pages(pages: Mapping[str, bytes]) -> Iterator[str]:
         def do_GET(self) -> None:
             body = pages.get(self.path)
             self.send_response(200 if body is not None else 404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            pdf = self.path.endswith(".pdf")
+            self.send_header(
+                "Content-Type", "application/pdf" if pdf else "text/html; charset=utf-8"
+            )
             self.send_header("Content-Length", str(len(body or b"")))
             self.end_headers()
             self.wfile.write(body or b"")

@@ -23,7 +23,7 @@ from screvi_mcp.local.storage.store import wire
 
 # Raw cosine under which a passage found only by meaning is left out: fitted on the tuning
 # half of the labelled set (docs/articles.md); the held-out figures are reported beside it.
-DEFAULT_MIN_RELEVANCE = 0.30
+DEFAULT_MIN_RELEVANCE = 0.35
 RRF_K = 60
 KEYWORD_LIMIT = 200
 SEMANTIC_LIMIT = 300
