@@ -29,7 +29,6 @@ from typing import Any
 
 from local.fetching.fetching_site import make_pdf
 from local.passages.labelled_articles import ARTICLES, QUERIES, Article, half
-
 from screvi_mcp.client import ScreviClient
 from screvi_mcp.local.api.app import create_app
 from screvi_mcp.local.api.seam import EmbeddedLibrary

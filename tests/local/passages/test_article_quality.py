@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from local.passages.article_evaluation import _site, build, run_queries, score
 
+from local.passages.article_evaluation import _site, build, run_queries, score
 from screvi_mcp.local.passages.search import DEFAULT_MIN_RELEVANCE
 
 pytest.importorskip("numpy", reason="search by meaning needs the local extra")
