@@ -32,6 +32,9 @@ Vectors = npt.NDArray[np.float32]
 # second or two of model time and the write lock is held only to store the results.
 ROUND = 32
 T = PASSAGE_TABLES
+# The change log other processes read keeps this many rows; one that fell further behind
+# reloads every vector (as the highlight index does).
+CHANGE_LOG_KEEP = 100_000
 
 
 class Embedder(Protocol):
@@ -79,6 +82,10 @@ class PassageIndex:
         """Apply vector writes and deletions committed since we last looked (by any process)."""
         latest = self._latest_change(conn)
         if latest <= self._seen_change:
+            return
+        oldest = conn.execute(f"SELECT min(id) FROM {T.changes}").fetchone()[0]
+        if oldest is not None and int(oldest) > self._seen_change + 1:
+            self.load()  # the log was pruned past what this process has seen
             return
         changed = [
             int(r[0])
@@ -162,6 +169,10 @@ class PassageIndex:
                 )
             embedding_queue.finish(conn, claim, seqs, T)
             embedding_queue.release(conn, claim, T)
+            conn.execute(
+                f"DELETE FROM {T.changes} WHERE id <= (SELECT max(id) FROM {T.changes}) - ?",
+                (CHANGE_LOG_KEEP,),
+            )
         self.sync(self.library.connection())
 
     def queue_missing(self) -> None:
