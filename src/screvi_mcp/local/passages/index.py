@@ -14,6 +14,7 @@ import json
 import logging
 import sqlite3
 import threading
+from collections import OrderedDict
 from typing import Protocol
 
 import numpy as np
@@ -35,6 +36,8 @@ T = PASSAGE_TABLES
 # The change log other processes read keeps this many rows; one that fell further behind
 # reloads every vector (as the highlight index does).
 CHANGE_LOG_KEEP = 100_000
+# Query vectors kept: an agent paging through results asks the same query again.
+QUERY_CACHE = 128
 
 
 class Embedder(Protocol):
@@ -57,6 +60,7 @@ class PassageIndex:
         self._stacked: tuple[npt.NDArray[np.int64], Vectors] | None = None
         self._lock = threading.Lock()
         self._seen_change = 0
+        self._queries: OrderedDict[str, Vectors] = OrderedDict()
         self.worker = EmbeddingWorker(self)  # type: ignore[arg-type]  # duck-typed: embed_queued
 
     # -- vectors in memory ------------------------------------------------------------------
@@ -123,11 +127,24 @@ class PassageIndex:
         if stacked is None:
             return []
         ids, matrix = stacked
-        scores = matrix @ self.embedder.embed([query])[0]
+        scores = matrix @ self.query_vector(query)
         count = min(limit, len(scores))
         best = np.argpartition(-scores, count - 1)[:count]
         best = best[np.argsort(-scores[best])]
         return [(int(ids[i]), float(scores[i])) for i in best]
+
+    def query_vector(self, query: str) -> Vectors:
+        with self._lock:
+            cached = self._queries.get(query)
+            if cached is not None:
+                self._queries.move_to_end(query)
+                return cached
+        vector = self.embedder.embed([query])[0]
+        with self._lock:
+            self._queries[query] = vector
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+        return vector
 
     # -- the queue (what EmbeddingWorker calls) ----------------------------------------------
 
