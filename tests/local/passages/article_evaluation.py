@@ -18,6 +18,7 @@ value and at the plain ranking with no cut (min_relevance 0), side by side.
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -40,6 +41,27 @@ GRID = (0.0, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
 NEAR = 1000
 
 
+DIGEST_SIZE = 5
+
+
+def digests() -> tuple[list[Article], dict[str, str]]:
+    """The articles joined five at a time into 'digests' of 1,000-2,000 words (each part
+    under its title), and which digest holds each article: the same queries then have to
+    find the right passage inside a long article. The second digest is served as a PDF."""
+    joined: list[Article] = []
+    home: dict[str, str] = {}
+    for start in range(0, len(ARTICLES), DIGEST_SIZE):
+        parts = ARTICLES[start : start + DIGEST_SIZE]
+        key = f"digest{start // DIGEST_SIZE}"
+        paragraphs = [text for part in parts for text in (part.title, *part.paragraphs)]
+        kind = "pdf" if start // DIGEST_SIZE == 1 else "html"
+        joined.append(
+            Article(key, f"Reading digest {key[6:]}", "Various", "en", kind, tuple(paragraphs))
+        )
+        home.update({part.key: key for part in parts})
+    return joined, home
+
+
 def page_of(article: Article) -> bytes:
     if article.kind == "pdf":
         return make_pdf([list(article.paragraphs)], title=article.title, author=article.author)
@@ -55,13 +77,15 @@ class Library:
 
 
 @contextmanager
-def _site() -> Iterator[str]:
-    pages = {f"/{a.key}" + (".pdf" if a.kind == "pdf" else ""): page_of(a) for a in ARTICLES}
+def _site(articles: list[Article] = ARTICLES) -> Iterator[str]:
+    pages = {f"/{a.key}" + (".pdf" if a.kind == "pdf" else ""): page_of(a) for a in articles}
     with serve_pages(pages) as base:
         yield base
 
 
-async def build(path: Path, base: str) -> tuple[EmbeddedLibrary, Library]:
+async def build(
+    path: Path, base: str, articles: list[Article] = ARTICLES
+) -> tuple[EmbeddedLibrary, Library]:
     started = time.monotonic()
     served = EmbeddedLibrary(
         app=create_app(path, allow_private_networks=True, rate_limit_per_minute=1_000_000)
@@ -69,7 +93,7 @@ async def build(path: Path, base: str) -> tuple[EmbeddedLibrary, Library]:
     await served.start()
     client = ScreviClient(**{**served.client_options(), "rate_limit": None})
     ids = {}
-    for article in ARTICLES:
+    for article in articles:
         suffix = ".pdf" if article.kind == "pdf" else ""
         saved = await client.save_article(f"{base}/{article.key}{suffix}")
         ids[article.key] = saved.id
@@ -89,7 +113,10 @@ async def build(path: Path, base: str) -> tuple[EmbeddedLibrary, Library]:
     return served, Library(client, ids, texts, time.monotonic() - started)
 
 
-async def run_queries(lib: Library, min_relevance: float) -> list[dict[str, Any]]:
+async def run_queries(
+    lib: Library, min_relevance: float, home: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Each query's outcome; `home` maps an article to the digest that holds it."""
     rows = []
     for index, query in enumerate(QUERIES):
         page = await lib.client.search_articles(query.text, min_relevance=min_relevance, per_page=3)
@@ -97,11 +124,11 @@ async def run_queries(lib: Library, min_relevance: float) -> list[dict[str, Any]
         if query.article is None:
             row["ok"] = not page.data
         else:
-            where = locate(lib.texts[query.article], query.answer or "")
-            assert where is not None, (query.article, query.answer)
+            key = home[query.article] if home else query.article
+            where = locate(lib.texts[key], query.answer or "")
+            assert where is not None, (key, query.answer)
             row["ok"] = any(
-                hit.article.id == lib.ids[query.article]
-                and abs(hit.passage.offset - where[0]) <= NEAR
+                hit.article.id == lib.ids[key] and abs(hit.passage.offset - where[0]) <= NEAR
                 for hit in page.data
             )
         rows.append(row)
@@ -120,11 +147,12 @@ def score(rows: list[dict[str, Any]], which: str) -> dict[str, float]:
     return out
 
 
-async def evaluate() -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as folder, _site() as base:
-        served, lib = await build(Path(folder) / "lib.sqlite3", base)
+async def evaluate(long_articles: bool = False) -> dict[str, Any]:
+    articles, home = digests() if long_articles else (ARTICLES, None)
+    with tempfile.TemporaryDirectory() as folder, _site(articles) as base:
+        served, lib = await build(Path(folder) / "lib.sqlite3", base, articles)
         try:
-            by_cut = {cut: await run_queries(lib, cut) for cut in GRID}
+            by_cut = {cut: await run_queries(lib, cut, home) for cut in GRID}
         finally:
             await lib.client.aclose()
             await served.aclose()
@@ -140,7 +168,10 @@ async def evaluate() -> dict[str, Any]:
 
 
 def main() -> None:
-    result = asyncio.run(evaluate())
+    long_articles = "--digests" in sys.argv
+    result = asyncio.run(evaluate(long_articles))
+    if long_articles:
+        print("articles joined into digests of 1,000-2,000 words")
     print(f"setup (save, fetch, extract, embed) {result['setup_seconds']} s")
     print(f"fitted on tuning: min_relevance {result['fitted_min_relevance']}")
     print("held-out misses at the fitted value:", *result["misses"], sep="\n  ")
