@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 from article_texts import ARTICLES
-from server_testkit import LocalApi, Seed, assert_tool_error, call_error, call_ok, mcp_client
+from server_testkit import (
+    LocalApi,
+    Seed,
+    assert_tool_error,
+    call_error,
+    call_ok,
+    insert_article,
+    mcp_client,
+)
 
 from screvi_mcp.server.backend import BackendConfig
 from testsupport.pages_site import article_html, serve_pages
@@ -116,3 +124,29 @@ async def test_hosted_falls_back_to_title_search_and_says_so(
     assert "screvi-mcp sync" in by_title
     assert by_body.startswith("No saved articles found."), by_body
     assert "hosted Screvi cannot search inside article text" in by_body
+
+
+async def test_keyword_only_says_so_and_never_advises_min_relevance(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("onnxruntime", reason="the model loader needs the `local` extra")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.onnx").write_bytes(b"this is not an onnx model")
+    monkeypatch.setenv("SCREVI_EMBEDDING_MODEL_DIR", str(folder))
+    path = tmp_path / "lib.sqlite3"
+    async with mcp_client(path) as client:  # creates and migrates the library
+        pass
+    insert_article(
+        path,
+        url="http://127.0.0.1:9/b",
+        title="Bread",
+        parse_state="parsed",
+        text="A sourdough starter is a living culture of wild yeast.",
+    )
+    async with mcp_client(path) as client:
+        found = await call_ok(client, "search_articles", {"query": "sourdough yeast"})
+        none = await call_ok(client, "search_articles", {"query": "leavening microbes"})
+    assert found.startswith("Bread") and "Only exact words matched here" in found
+    assert none.startswith("No saved article matches.") and "Only exact words" in none
+    assert "min_relevance" not in none

@@ -104,7 +104,8 @@ def _render(result: PassagePage, query: str, fmt: str) -> str:
             "seconds); if nothing fits, ask again shortly."
         )
     if result.pagination.total == 0:
-        notes.append("Try other words, a lower min_relevance, or list_articles by title.")
+        lower = ", a lower min_relevance" if result.semantic else ""
+        notes.append(f"Try other words{lower}, or list_articles by title.")
     return "\n".join([text, *notes])
 
 
