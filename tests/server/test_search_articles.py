@@ -65,9 +65,11 @@ async def test_save_search_read_round_trip(
             found = await call_ok(
                 client,
                 "search_articles",
-                {"query": "losing focus after a colleague pings me at work"},
+                {"query": "time lost getting back to work after being interrupted"},
             )
-            assert found.startswith("The hidden cost of interruptions (Ada Focus · 127.0.0.1)")
+            assert found.startswith("The hidden cost of interruptions (Ada Focus · 127.0.0.1)"), (
+                found
+            )
             article_id, offset, max_chars = _READ.search(found).groups()  # type: ignore[union-attr]
             chunk = await call_ok(
                 client,
