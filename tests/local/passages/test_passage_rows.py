@@ -135,3 +135,33 @@ def test_passage_vectors_come_through_the_queue_and_find_by_meaning(tmp_path: Pa
     finally:
         attach.detach(library)
         library.close()
+
+
+def test_a_backlog_is_cut_in_bounded_steps_newest_first(tmp_path: Path) -> None:
+    from screvi_mcp.local.storage.store.passages import FLUSH_LIMIT
+
+    path = tmp_path / "lib.sqlite3"
+    library = Library.open(path)
+    try:
+        ids = [_article(library, None) for _ in range(FLUSH_LIMIT * 2 + 5)]
+    finally:
+        library.close()
+    raw = sqlite3.connect(path)
+    with raw:  # bodies written behind the library's back, as an old version would
+        raw.executemany(
+            "UPDATE articles SET content_text = ? WHERE source_id = ?",
+            [(FIRST, article_id) for article_id in ids],
+        )
+    raw.close()
+    library = Library.open(path)
+    try:
+        conn = library.connection()
+        done = conn.execute("SELECT count(DISTINCT article_id) FROM article_passages").fetchone()
+        assert done[0] == FLUSH_LIMIT  # opening pays for one step only
+        newest = _article(library, SECOND)  # a write: its own article is cut at once
+        assert [text for _, _, text in _passages(conn, newest)] == [SECOND.strip()]
+        assert attach.drain(library) == 1  # 105 - 50 at open - 50 with that write
+        left = conn.execute("SELECT count(*) FROM article_passages_pending").fetchone()[0]
+        assert left == 0 and all(len(_passages(conn, article_id)) == 2 for article_id in ids)
+    finally:
+        library.close()

@@ -38,14 +38,33 @@ def attach(library: Library) -> PassageIndex | None:
             embedder = load_embedder()
         except Exception as exc:  # no extra, or a model that cannot be loaded
             log.info("article passages: keyword search only (%s)", exc)
+            drain(library)
             return None
         index = PassageIndex(library, embedder)
         index.load()
         _INDEXES[library] = index
     library.passage_listeners.append(index.worker.wake)
     library.on_close(index.worker.stop)
-    index.worker.start(first=index.queue_missing)
+
+    def first() -> None:  # on the worker's thread: opening the library stays quick
+        drain(library)
+        index.queue_missing()
+
+    index.worker.start(first=first)
     return index
+
+
+def drain(library: Library) -> int:
+    """Cut the passages of every article still waiting (a backlog left by migration 0016 on
+    a library with many bodies), a bounded step per transaction; returns the steps taken."""
+    from screvi_mcp.local.storage.store import passages as passage_rows
+
+    steps = 0
+    while not library.closed and passage_rows.has_pending(library.connection()):
+        with library.write():
+            pass  # the write's flush rebuilds the next FLUSH_LIMIT articles
+        steps += 1
+    return steps
 
 
 def detach(library: Library) -> None:

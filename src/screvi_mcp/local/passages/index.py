@@ -30,8 +30,9 @@ log = logging.getLogger("screvi_mcp.local.passages")
 
 Vectors = npt.NDArray[np.float32]
 # Passages one worker round claims and embeds; each is up to ~250 tokens, so a round is a
-# second or two of model time and the write lock is held only to store the results.
-ROUND = 32
+# second or two of model time (what closing the library may wait for), and the write lock
+# is held only to store the results.
+ROUND = 16
 T = PASSAGE_TABLES
 # The change log other processes read keeps this many rows; one that fell further behind
 # reloads every vector (as the highlight index does).

@@ -30,16 +30,31 @@ def has_pending(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM article_passages_pending LIMIT 1").fetchone() is not None
 
 
-def flush(conn: sqlite3.Connection) -> int:
-    """Rebuild the passages of every pending article; returns how many passages were
-    written (0, after one indexed lookup, in most transactions)."""
-    pending = [str(r[0]) for r in conn.execute("SELECT article_id FROM article_passages_pending")]
+# Articles rebuilt per transaction at most: a write never pays for a large backlog (a library
+# migrated to 0016 with thousands of bodies); `drain` works the backlog off in such steps.
+FLUSH_LIMIT = 50
+
+
+def flush(conn: sqlite3.Connection, limit: int = FLUSH_LIMIT) -> int:
+    """Rebuild the passages of pending articles, newest first (those this transaction wrote
+    are among them); returns how many passages were written (0, after one indexed lookup, in
+    most transactions)."""
+    pending = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT article_id FROM article_passages_pending ORDER BY rowid DESC LIMIT ?",
+            (limit,),
+        )
+    ]
     if not pending:
         return 0
     written: list[int] = []
     for article_id in pending:
         written.extend(_rebuild(conn, article_id))
-    conn.execute("DELETE FROM article_passages_pending")
+    conn.execute(
+        "DELETE FROM article_passages_pending WHERE article_id IN (SELECT value FROM json_each(?))",
+        (json.dumps(pending),),
+    )
     if written:
         embedding_queue.enqueue(conn, written, PASSAGE_TABLES)
     return len(written)
