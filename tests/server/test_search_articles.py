@@ -121,10 +121,12 @@ async def test_hosted_falls_back_to_title_search_and_says_so(
     async with mcp_client(config) as client:
         by_title = await call_ok(client, "search_articles", {"query": "attention"})
         by_body = await call_ok(client, "search_articles", {"query": "currency"})
+        by_word = await call_ok(client, "search_articles", {"query": "notes on attention"})
     assert by_title.startswith("On attention") and seed.article_id in by_title
     assert "hosted Screvi cannot search inside article text" in by_title
     assert "screvi-mcp sync" in by_title
     assert by_body.startswith("No saved articles found."), by_body
+    assert by_word.startswith("On attention") and 'matching "attention"' in by_word
     assert "hosted Screvi cannot search inside article text" in by_body
 
 

@@ -9,14 +9,14 @@ says so (docs/articles.md).
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from screvi_mcp import contract
-from screvi_mcp.client import InvalidParameterError
+from screvi_mcp.client import InvalidParameterError, ScreviClient
 from screvi_mcp.extensions import ARTICLE_SEARCH_MAX_PER_PAGE, PassageHit, PassagePage
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
@@ -63,33 +63,33 @@ async def search_articles(
         raise ToolError(
             describe(InvalidParameterError("Invalid query", status=400, fields=problem))
         )
+    filters: dict[str, Any] = {
+        "tag": tag,
+        "status": status,
+        "favorite": favorite,
+        "saved_since": saved_since,
+        "saved_before": saved_before,
+        "page": page,
+        "per_page": per_page,
+    }
     if backend.config.hosted:
         async with backend.call(ctx) as client:
-            listed = await client.list_articles(
-                q=query,
-                tag=tag,
-                status=status,
-                favorite=favorite,
-                saved_since=saved_since,
-                saved_before=saved_before,
-                page=page,
-                per_page=per_page,
-            )
-        text = render.articles(listed.data, listed.pagination, response_format)
-        return f"{text}\n{HOSTED_NOTE}"
+            return await _by_title(client, query, response_format, filters)
     async with backend.call(ctx) as client:
-        result = await client.search_articles(
-            query,
-            tag=tag,
-            status=status,
-            favorite=favorite,
-            saved_since=saved_since,
-            saved_before=saved_before,
-            min_relevance=min_relevance,
-            page=page,
-            per_page=per_page,
-        )
+        result = await client.search_articles(query, min_relevance=min_relevance, **filters)
     return _render(result, query, response_format)
+
+
+async def _by_title(client: ScreviClient, query: str, fmt: Format, filters: dict[str, Any]) -> str:
+    """Hosted Screvi: list_articles' `q` (title, author, site), said to be only that."""
+    listed, used = await client.list_articles(q=query, **filters), query
+    word = max(_WORD.findall(query), key=len, default="")
+    if listed.pagination.total == 0 and len(word) >= 4 and word != query.strip():
+        # A sentence rarely sits whole in a title: its longest word may.
+        listed, used = await client.list_articles(q=word, **filters), word
+    text = render.articles(listed.data, listed.pagination, fmt)
+    matched = "" if used == query else f' (titles matching "{used}", the longest word)'
+    return f"{text}{matched}\n{HOSTED_NOTE}"
 
 
 def _render(result: PassagePage, query: str, fmt: str) -> str:
