@@ -123,7 +123,10 @@ class PassageIndex:
         with self._lock:
             if self._stacked is None and self._vectors:
                 ids = np.fromiter(self._vectors, dtype=np.int64, count=len(self._vectors))
-                self._stacked = (ids, np.stack(list(self._vectors.values())))
+                matrix = np.stack(list(self._vectors.values()))
+                # Rows become views of the matrix: the vectors are held once, not twice.
+                self._vectors = {int(seq): matrix[row] for row, seq in enumerate(ids)}
+                self._stacked = (ids, matrix)
             stacked = self._stacked
         if stacked is None:
             return []
