@@ -10,8 +10,11 @@ from screvi_mcp import contract
 from screvi_mcp.client import answers
 from screvi_mcp.client import params as p
 from screvi_mcp.client.engine import BaseClient
+from screvi_mcp.client.errors import InvalidParameterError
 from screvi_mcp.client.marks import reads, writes
 from screvi_mcp.client.params import UNSET, Unset
+from screvi_mcp.contract import HOSTED_BASE_URL
+from screvi_mcp.extensions import ARTICLE_SEARCH_MAX_PER_PAGE, ARTICLE_SEARCH_PATH, PassagePage
 from screvi_mcp.models import Article, ArticleWithContent, Page, SavedArticle, Tag
 
 
@@ -54,6 +57,52 @@ class ArticlesResource(BaseClient):
         p.check_choice("order", query.get("order"), p.SORT_ORDERS)
         response = await self._get("articles", page=page, per_page=per_page, **query)
         return answers.page(response, Article)
+
+    @reads
+    async def search_articles(
+        self,
+        q: str,
+        *,
+        tag: str | None = None,
+        status: contract.ArticleStatusName | None = None,
+        favorite: bool | None = None,
+        saved_since: datetime | str | None = None,
+        saved_before: datetime | str | None = None,
+        min_relevance: float | None = None,
+        page: int = 1,
+        per_page: int = 10,
+    ) -> PassagePage:
+        """GET /ext/articles/search: passages inside saved articles, best article first.
+
+        An extension of the API (screvi_mcp/extensions.py): only the embedded library and
+        mirrors serve it (a mirror answers it from its own copy). Refused here, before any
+        request, when this client talks to the hosted API.
+        """
+        if self.base_url.rstrip("/") == HOSTED_BASE_URL:
+            raise InvalidParameterError(
+                "passage search is an extension of the embedded library; the hosted API has "
+                "no such endpoint (use list_articles with q, or a mirror made by `sync`)",
+                status=400,
+                from_server=False,
+            )
+        p.check_page(page, per_page, ARTICLE_SEARCH_MAX_PER_PAGE)
+        p.check_choice("status", status, p.ARTICLE_STATUSES)
+        p.check_range("min_relevance", min_relevance, low=0, high=1)
+        response = await self._get(
+            ARTICLE_SEARCH_PATH,
+            q=q,
+            tag=tag,
+            status=status,
+            favorite=favorite,
+            saved_since=saved_since,
+            saved_before=saved_before,
+            min_relevance=min_relevance,
+            page=page,
+            per_page=per_page,
+        )
+        return answers.validate(
+            response, lambda: PassagePage.model_validate(answers.json_of(response))
+        )
 
     @writes
     async def save_article(self, url: str, *, tags: Sequence[str] | None = None) -> SavedArticle:

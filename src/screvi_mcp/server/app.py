@@ -14,7 +14,15 @@ from screvi_mcp.server import prompts, resources
 from screvi_mcp.server.argument_checks import argument_checks
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.toolkit import TOOLSETS, Toolset, ToolSpec
-from screvi_mcp.server.tools import articles, highlights, review, search, sources, tags
+from screvi_mcp.server.tools import (
+    article_search,
+    articles,
+    highlights,
+    review,
+    search,
+    sources,
+    tags,
+)
 from screvi_mcp.server.transport import add_health_route
 
 INSTRUCTIONS = """\
@@ -44,6 +52,7 @@ def all_tool_specs() -> list[ToolSpec]:
         *highlights.TOOLS,
         *sources.TOOLS,
         *articles.TOOLS,
+        *article_search.TOOLS,
         *tags.TOOLS,
         *review.TOOLS,
     ]

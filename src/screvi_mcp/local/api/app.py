@@ -23,10 +23,19 @@ from screvi_mcp import contract
 from screvi_mcp.local.api import auth, keys
 from screvi_mcp.local.api.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.api.request_pipeline import MAX_BODY_BYTES
-from screvi_mcp.local.api.routes import articles, highlights, search, skill, sources, tags
+from screvi_mcp.local.api.routes import (
+    articles,
+    highlights,
+    passages,
+    search,
+    skill,
+    sources,
+    tags,
+)
 from screvi_mcp.local.fetching.fetcher import Fetcher
 from screvi_mcp.local.fetching.netguard import AddressPolicy
 from screvi_mcp.local.fetching.pipeline import ArticleWorker
+from screvi_mcp.local.passages import attach as passage_index
 from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import mirror_rows as mirror_store
@@ -128,6 +137,7 @@ def create_app(
         # Loads stored vectors (never re-embeds); None, keyword-only, without the extra.
         if background_work:
             attach_semantic_index(library)
+            passage_index.attach(library)  # article passages' vectors, embedded by their worker
         fetcher = Fetcher(AddressPolicy.from_env(allow_private_networks))
         worker = ArticleWorker(library, fetcher)
         app.state.fetcher = fetcher
@@ -144,6 +154,7 @@ def create_app(
             await fetcher.aclose()
             # Stops the embedding worker: what it had not embedded stays queued in the file.
             await anyio.to_thread.run_sync(detach_semantic_index, library)
+            await anyio.to_thread.run_sync(passage_index.detach, library)
             library.close()
 
     api_routes: list[Route] = [
@@ -152,6 +163,7 @@ def create_app(
         *sources.routes,
         *articles.routes,
         *tags.routes,
+        *passages.routes,  # /ext/: extensions of the API, not in the spec
     ]
     return Starlette(
         routes=[

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from screvi_mcp.local.storage import db, keyword_rows
 from screvi_mcp.local.storage.checkpointer import Checkpointer
+from screvi_mcp.local.storage.store import passages as passage_rows
 
 
 class HighlightListener(Protocol):
@@ -51,6 +52,9 @@ class Library:
         self.listeners: list[HighlightListener] = []
         self._close_hooks: list[Callable[[], None]] = []
         self._flush_keyword_rows = True
+        self._flush_passages = True
+        # Called after a commit that wrote article passages (the passage index's worker).
+        self.passage_listeners: list[Callable[[], None]] = []
         self.checkpointer = Checkpointer(self)
         self._close_hooks.append(self.checkpointer.stop)
         # The connection for reads run on an event loop (see `reads_without_waiting`).
@@ -68,9 +72,12 @@ class Library:
         db.migrate(library.connection())
         # Only a file migrated by an older copy of the schema (tests pin one) lacks the table.
         library._flush_keyword_rows = keyword_rows.deferred(library.connection())
-        if library._flush_keyword_rows and keyword_rows.has_pending(library.connection()):
+        library._flush_passages = passage_rows.tracked(library.connection())
+        if (library._flush_keyword_rows and keyword_rows.has_pending(library.connection())) or (
+            library._flush_passages and passage_rows.has_pending(library.connection())
+        ):
             with library.write():
-                pass  # the write's flush brings the keyword index up to date
+                pass  # the write's flush brings the keyword index and passages up to date
         return library
 
     def connection(self) -> sqlite3.Connection:
@@ -93,15 +100,20 @@ class Library:
         """This thread's connection inside a write transaction.
 
         The keyword rows its writes changed are rewritten just before it commits (once each,
-        however many writes touched them: see local/storage/keyword_rows.py).
+        however many writes touched them: see local/storage/keyword_rows.py), and so are the
+        passages of articles whose text changed (local/storage/store/passages.py).
         """
         with db.transaction(self.connection()) as conn:
             yield conn
             if self._flush_keyword_rows:
                 keyword_rows.flush(conn)
+            passages = passage_rows.flush(conn) if self._flush_passages else 0
         # Committed: the WAL's pages go back into the file on the checkpointer's thread, not
         # in this request, unless the WAL is past its bound (see local/storage/checkpointer.py).
         self.checkpointer.after_commit(conn)
+        if passages:
+            for listener in self.passage_listeners:
+                listener()
 
     def prepare_reads_without_waiting(self) -> None:
         """Open the connection `reads_without_waiting` lends. Call it off the event loop:

@@ -11,7 +11,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from screvi_mcp import contract
-from screvi_mcp.models import ParseState
+from screvi_mcp.models import ArticleWithContent, ParseState
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.toolkit import (
@@ -170,7 +170,26 @@ async def read_article(
             f"whose {format} body is {article.content_length} characters long. Next: call "
             "again with a smaller offset, or offset=0 to read from the start."
         )
-    return render.article_chunk(article)
+    return render.article_chunk(end_between_words(article))
+
+
+def end_between_words(article: ArticleWithContent) -> ArticleWithContent:
+    """The chunk cut back to its last whitespace, so no word is split between two chunks.
+
+    Done here rather than by the API, so it holds for hosted Screvi too: the next offset is
+    then `content_offset + len(content)`, and the chunks still join back to the exact body.
+    A chunk with no whitespace in its second half (text without spaces, such as Chinese, or
+    one enormous token) is left as it is rather than shrunk to little or nothing.
+    """
+    text = article.content
+    if not text or not article.content_truncated or text[-1].isspace():
+        return article
+    cut = len(text)
+    while cut > len(text) // 2 and not text[cut - 1].isspace():
+        cut -= 1
+    if cut <= len(text) // 2:
+        return article
+    return article.model_copy(update={"content": text[:cut]})
 
 
 @tool(writing("Update an article", destructive=True, idempotent=True))

@@ -10,6 +10,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from screvi_mcp.contract import DEFAULT_PER_PAGE, MAX_BULK, MAX_HIGHLIGHT_TEXT
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
+from screvi_mcp.server.highlight_context import in_context
 from screvi_mcp.server.toolkit import (
     NOTHING_TO_CHANGE,
     DateTimeText,
@@ -94,11 +95,20 @@ async def list_highlights(
 
 
 @tool(reading("Get a highlight"))
-async def get_highlight(backend: Backend, ctx: Context, highlight_id: Id) -> str:
+async def get_highlight(
+    backend: Backend,
+    ctx: Context,
+    highlight_id: Id,
+    context: Annotated[
+        bool, Field(description="from a saved article: add the paragraph around it")
+    ] = False,
+) -> str:
     """Get one highlight in full: text, note, source, tags, dates and metadata."""
     async with backend.call(ctx, f"Highlight {highlight_id}") as client:
         item = await client.get_highlight(highlight_id, include_metadata=True)
-    return render.highlight(item, "detailed")
+        if not context:
+            return render.highlight(item, "detailed")
+        return render.highlight(item, "detailed") + await in_context(client, item)
 
 
 @tool(reading("Random highlights").model_copy(update={"idempotent_hint": False}))

@@ -1,0 +1,217 @@
+"""Passage search inside saved articles at scale (issue 26): `python -m bench.article_passages`.
+
+Builds a library of `--articles` articles of about `--chars` characters each (paragraphs of
+the labelled article set, shuffled, with an article-specific code word in each, so texts
+differ), written through `Library.write` as the fetcher writes bodies: that is where
+passages and their keyword rows are made. Then measures:
+
+- keyword indexing throughput (characters and passages per second of writes) and file size;
+- embedding throughput of the real model on a sample of passages (the full library is not
+  embedded: at the measured rate that takes the figure printed as `embed_all_minutes`);
+- search p50/p95 over all passages, idle, with random unit vectors stored for every passage
+  (the scan costs the same as with real vectors; queries are embedded by the real model);
+- memory of the loaded passage vectors (RSS growth), and the delay from a new article's
+  commit to its passage being found by meaning, in that library, with the worker idle.
+
+Writes bench/results/article_passages.json. No network; everything on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from local.passages.labelled_articles import ARTICLES, QUERIES
+from screvi_mcp.local.fetching import article_rows
+from screvi_mcp.local.passages import attach
+from screvi_mcp.local.passages.search import (
+    PassageFilters,
+    PassageQuery,
+    search_passages,
+)
+from screvi_mcp.local.storage.library import Library
+
+RESULTS = Path(__file__).resolve().parent / "results" / "article_passages.json"
+PARAGRAPHS = [p for article in ARTICLES for p in article.paragraphs]
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _text(rng: random.Random, number: int, chars: int) -> str:
+    parts: list[str] = []
+    size = 0
+    while size < chars:
+        paragraph = f"{rng.choice(PARAGRAPHS)} (ref{number}x{len(parts)})"
+        parts.append(paragraph)
+        size += len(paragraph) + 2
+    return "\n\n".join(parts)
+
+
+def build(library: Library, count: int, chars: int) -> dict[str, float]:
+    rng = random.Random(26)
+    started = time.perf_counter()
+    total = 0
+    for number in range(count):
+        text = _text(rng, number, chars)
+        total += len(text)
+        with library.write() as conn:
+            article_id = article_rows.insert_article(
+                conn, f"http://bench.test/{number}", f"http://bench.test/{number}"
+            )
+            conn.execute(
+                "UPDATE articles SET content_text = ?, title = ?, parse_state = 'parsed' "
+                "WHERE source_id = ?",
+                (text, f"Article {number}", article_id),
+            )
+    seconds = time.perf_counter() - started
+    passages = library.connection().execute("SELECT count(*) FROM article_passages").fetchone()[0]
+    return {
+        "articles": count,
+        "characters": total,
+        "passages": passages,
+        "write_seconds": round(seconds, 1),
+        "chars_per_second": round(total / seconds),
+        "passages_per_second": round(passages / seconds),
+    }
+
+
+def embed_rate(index: Any, sample: int) -> float:
+    conn = index.library.connection()
+    texts = [r[0] for r in conn.execute("SELECT text FROM article_passages LIMIT ?", (sample,))]
+    started = time.perf_counter()
+    index.embedder.embed(texts)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def random_vectors(library: Library, index: Any) -> None:
+    """A random unit vector for every passage, stored as the worker would store real ones."""
+    rng = np.random.default_rng(26)
+    conn = library.connection()
+    ids = [int(r[0]) for r in conn.execute("SELECT id FROM article_passages")]
+    for start in range(0, len(ids), 5000):
+        chunk = ids[start : start + 5000]
+        vectors = rng.standard_normal((len(chunk), index.embedder.dimensions)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        with library.write() as write:
+            write.executemany(
+                "INSERT INTO passage_embeddings(seq, model, text_hash, vector) "
+                "VALUES (?, ?, '', ?)",
+                [
+                    (i, index.model_id, v.astype("<f4").tobytes())
+                    for i, v in zip(chunk, vectors, strict=True)
+                ],
+            )
+            write.execute("DELETE FROM passage_embedding_queue")
+
+
+def search_times(library: Library, index: Any) -> dict[str, float]:
+    """Each labelled query once (distinct queries: the query-vector cache never answers),
+    end to end, and its parts: query embedding, keyword side, vector scan."""
+    from screvi_mcp.local.passages.search import keyword_ranking
+
+    conn = library.connection()
+    queries = [q.text for q in QUERIES]
+    search_passages(conn, index, PassageQuery("warm up", PassageFilters()), root_url="x")
+    times, embed, keyword, scan = [], [], [], []
+    for text in queries:
+        started = time.perf_counter()
+        search_passages(conn, index, PassageQuery(text, PassageFilters()), root_url="x")
+        times.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        index.embedder.embed([text])
+        embed.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        keyword_ranking(conn, text, PassageFilters())
+        keyword.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        index.top(text, 300)  # cached query vector: the scan alone
+        scan.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return {
+        "n": len(times),
+        "p50_ms": round(statistics.median(times), 1),
+        "p95_ms": round(times[int(0.95 * len(times)) - 1], 1),
+        "query_embedding_p50_ms": round(statistics.median(embed), 1),
+        "keyword_side_p50_ms": round(statistics.median(keyword), 1),
+        "vector_scan_p50_ms": round(statistics.median(scan), 1),
+    }
+
+
+def delay_until_found(library: Library, index: Any) -> float:
+    """Seconds from the commit of a new article to its passage found by meaning."""
+    text = "Narwhals use their long spiral tusk to sense changes in the salinity of sea water."
+    query = PassageQuery("what is the narwhal's tooth for", PassageFilters(), min_relevance=0.35)
+    with library.write() as conn:
+        article_id = article_rows.insert_article(
+            conn, "http://bench.test/new", "http://bench.test/new"
+        )
+        conn.execute(
+            "UPDATE articles SET content_text = ?, parse_state = 'parsed' WHERE source_id = ?",
+            (text, article_id),
+        )
+    committed = time.perf_counter()
+    deadline = committed + 120
+    while time.perf_counter() < deadline:
+        hits, _ = search_passages(library.connection(), index, query, root_url="x")
+        if hits and hits[0]["article"]["id"] == article_id and hits[0]["similarity"]:
+            return time.perf_counter() - committed
+        time.sleep(0.01)
+    return float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.article_passages")
+    parser.add_argument("--articles", type=int, default=2000)
+    parser.add_argument("--chars", type=int, default=10_000)
+    parser.add_argument("--sample", type=int, default=256, help="passages embedded for the rate")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "lib.sqlite3"
+        library = Library.open(path)
+        results: dict[str, Any] = {
+            "load_average": os.getloadavg()[0],
+            "build": build(library, args.articles, args.chars),
+        }
+        library.close()
+        results["file_mb"] = round(sum(p.stat().st_size for p in path.parent.iterdir()) / 2**20, 1)
+        library = Library.open(path)
+        index = attach.attach(library)
+        assert index is not None, "the local extra (numpy, the model) is needed"
+        attach.detach(library)  # no worker: the sample below is embedded on this thread
+        rate = embed_rate(index, args.sample)
+        results["embed_passages_per_second"] = round(rate, 1)
+        results["embed_all_minutes"] = round(results["build"]["passages"] / rate / 60, 1)
+        random_vectors(library, index)
+        before = _rss_mb()
+        index = attach.attach(library)
+        assert index is not None
+        index.top("warm up", 10)  # the scan's matrix is built on the first search
+        results["vectors_rss_mb"] = round(_rss_mb() - before, 1)
+        results["search_idle"] = search_times(library, index)
+        results["delay_until_found_by_meaning_s"] = round(delay_until_found(library, index), 2)
+        attach.detach(library)
+        library.close()
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

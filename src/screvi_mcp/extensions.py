@@ -1,0 +1,34 @@
+"""Extensions of the Screvi API that only the embedded library (and so a mirror) serves.
+
+Every such path sits under `ext/`, which the Screvi API spec does not have: a client calls
+one only when it knows its backend is not hosted Screvi (the MCP tools fall back to the
+spec's own endpoints there). These are their wire facts, shared by client and local service.
+"""
+
+from __future__ import annotations
+
+from screvi_mcp.models import Article, MatchType, Page, WireModel
+
+# GET: passage search inside saved articles (docs/articles.md).
+ARTICLE_SEARCH_PATH = "ext/articles/search"
+ARTICLE_SEARCH_MAX_PER_PAGE = 50
+
+
+class Passage(WireModel):
+    ordinal: int
+    offset: int  # character offset in the article's text body (read_article's `offset`)
+    length: int
+    text: str
+
+
+class PassageHit(WireModel):
+    article: Article
+    passage: Passage
+    similarity: float | None = None  # raw cosine of the passage; null for keyword-only
+    match_type: MatchType = MatchType.keyword
+    relevance: float = 0.0
+
+
+class PassagePage(Page[PassageHit]):
+    semantic: bool = False  # whether meaning was searched (False: keywords only)
+    passages_waiting: int = 0  # passages not yet findable by meaning

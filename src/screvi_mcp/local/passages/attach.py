@@ -1,0 +1,92 @@
+"""Which library has a passage index: attached when the app opens a library, detached when
+it closes. Without the `local` extra (numpy, the model) nothing is attached and passage
+search is by keywords alone; the answer says so."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import weakref
+from typing import TYPE_CHECKING
+
+from screvi_mcp.local.storage.library import Library
+
+if TYPE_CHECKING:
+    from screvi_mcp.local.passages.index import PassageIndex
+
+log = logging.getLogger("screvi_mcp.local.passages")
+
+_INDEXES: weakref.WeakKeyDictionary[Library, PassageIndex] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def index_for(library: Library) -> PassageIndex | None:
+    return _INDEXES.get(library)
+
+
+def attach(library: Library) -> PassageIndex | None:
+    """Load the passage vectors and start the worker that embeds queued passages."""
+    with _lock:
+        existing = _INDEXES.get(library)
+        if existing is not None:
+            return existing
+        try:
+            from screvi_mcp.local.passages.index import PassageIndex
+            from screvi_mcp.local.search.embedder import load_embedder
+
+            embedder = load_embedder()
+        except Exception as exc:  # no extra, or a model that cannot be loaded
+            log.info("article passages: keyword search only (%s)", exc)
+            drain(library)
+            return None
+        index = PassageIndex(library, embedder)
+        index.load()
+        _INDEXES[library] = index
+    library.passage_listeners.append(index.worker.wake)
+    library.on_close(index.worker.stop)
+
+    def first() -> None:  # on the worker's thread: opening the library stays quick
+        drain(library)
+        index.queue_missing()
+
+    index.worker.start(first=first)
+    return index
+
+
+def drain(library: Library) -> int:
+    """Cut the passages of every article still waiting (a backlog left by migration 0016 on
+    a library with many bodies), a bounded step per transaction; returns the steps taken."""
+    from screvi_mcp.local.storage.store import passages as passage_rows
+
+    steps = 0
+    while not library.closed and passage_rows.has_pending(library.connection()):
+        with library.write():
+            pass  # the write's flush rebuilds the next FLUSH_LIMIT articles
+        steps += 1
+    return steps
+
+
+def detach(library: Library) -> None:
+    with _lock:
+        index = _INDEXES.pop(library, None)
+    if index is not None:
+        if index.worker.wake in library.passage_listeners:
+            library.passage_listeners.remove(index.worker.wake)
+        index.worker.stop()
+
+
+def wait_until_embedded(library: Library, timeout: float) -> bool:
+    """Until no passage waits for a vector (True) or `timeout` seconds pass (False): for
+    tests, benchmarks and one-shot commands; a server never waits on this."""
+    index = _INDEXES.get(library)
+    if index is None:
+        return True
+    deadline = time.monotonic() + timeout
+    while index.pending():
+        if time.monotonic() >= deadline:
+            return False
+        index.worker.wake()
+        time.sleep(0.02)
+    index.sync(library.connection())
+    return True

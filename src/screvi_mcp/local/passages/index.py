@@ -1,0 +1,218 @@
+"""`PassageIndex`: the vectors of one library's article passages, kept current.
+
+Writes never wait for the model: a body's passages are queued for vectors in the transaction
+that writes them (`store/passages.py`), and this index's worker (the embedding queue's
+`EmbeddingWorker`, with the queue's claim/lease code over `PASSAGE_TABLES`) embeds them after
+the commit. A passage is found by keywords at once and by meaning once its round is done:
+docs/articles.md states the measured delay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+from collections import OrderedDict
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from screvi_mcp.local.passages.tables import PASSAGE_TABLES
+from screvi_mcp.local.search import embedding_queue
+from screvi_mcp.local.search.embedding_worker import EmbeddingWorker
+from screvi_mcp.local.storage.library import Library
+from screvi_mcp.local.storage.store import passages as passage_rows
+
+log = logging.getLogger("screvi_mcp.local.passages")
+
+Vectors = npt.NDArray[np.float32]
+# Passages one worker round claims and embeds; each is up to ~250 tokens, so a round is a
+# second or two of model time (what closing the library may wait for), and the write lock
+# is held only to store the results.
+ROUND = 16
+T = PASSAGE_TABLES
+# The change log other processes read keeps this many rows; one that fell further behind
+# reloads every vector (as the highlight index does).
+CHANGE_LOG_KEEP = 100_000
+# Query vectors kept: an agent paging through results asks the same query again.
+QUERY_CACHE = 128
+
+
+class Embedder(Protocol):
+    model_id: str
+    dimensions: int
+
+    def embed(self, texts: list[str]) -> Vectors: ...
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class PassageIndex:
+    def __init__(self, library: Library, embedder: Embedder) -> None:
+        self.library = library
+        self.embedder = embedder
+        self.model_id = f"{embedder.model_id}/passage.v1"
+        self._vectors: dict[int, Vectors] = {}
+        self._stacked: tuple[npt.NDArray[np.int64], Vectors] | None = None
+        self._lock = threading.Lock()
+        self._seen_change = 0
+        self._queries: OrderedDict[str, Vectors] = OrderedDict()
+        self.worker = EmbeddingWorker(self)  # type: ignore[arg-type]  # duck-typed: embed_queued
+
+    # -- vectors in memory ------------------------------------------------------------------
+
+    def load(self) -> None:
+        conn = self.library.connection()
+        seen = self._latest_change(conn)
+        loaded = self._read(conn, "SELECT seq, vector FROM passage_embeddings WHERE model = ?")
+        with self._lock:
+            self._vectors = loaded
+            self._stacked = None
+            self._seen_change = seen
+
+    def _read(self, conn: sqlite3.Connection, sql: str, *args: object) -> dict[int, Vectors]:
+        rows = conn.execute(sql, (self.model_id, *args)).fetchall()
+        return {int(r[0]): np.frombuffer(r[1], dtype="<f4").astype(np.float32) for r in rows}
+
+    @staticmethod
+    def _latest_change(conn: sqlite3.Connection) -> int:
+        return int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {T.changes}").fetchone()[0])
+
+    def sync(self, conn: sqlite3.Connection) -> None:
+        """Apply vector writes and deletions committed since we last looked (by any process)."""
+        latest = self._latest_change(conn)
+        if latest <= self._seen_change:
+            return
+        oldest = conn.execute(f"SELECT min(id) FROM {T.changes}").fetchone()[0]
+        if oldest is not None and int(oldest) > self._seen_change + 1:
+            self.load()  # the log was pruned past what this process has seen
+            return
+        changed = [
+            int(r[0])
+            for r in conn.execute(
+                f"SELECT DISTINCT seq FROM {T.changes} WHERE id > ? AND id <= ?",
+                (self._seen_change, latest),
+            )
+        ]
+        found = self._read(
+            conn,
+            "SELECT seq, vector FROM passage_embeddings WHERE model = ? "
+            "AND seq IN (SELECT value FROM json_each(?))",
+            json.dumps(changed),
+        )
+        with self._lock:
+            for seq in changed:
+                if seq in found:
+                    self._vectors[seq] = found[seq]
+                else:
+                    self._vectors.pop(seq, None)
+            self._stacked = None
+            self._seen_change = max(self._seen_change, latest)
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def top(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """(passage id, cosine) of the `limit` passages nearest to `query`, best first."""
+        self.sync(self.library.connection())
+        with self._lock:
+            if self._stacked is None and self._vectors:
+                ids = np.fromiter(self._vectors, dtype=np.int64, count=len(self._vectors))
+                matrix = np.stack(list(self._vectors.values()))
+                # Rows become views of the matrix: the vectors are held once, not twice.
+                self._vectors = {int(seq): matrix[row] for row, seq in enumerate(ids)}
+                self._stacked = (ids, matrix)
+            stacked = self._stacked
+        if stacked is None:
+            return []
+        ids, matrix = stacked
+        scores = matrix @ self.query_vector(query)
+        count = min(limit, len(scores))
+        best = np.argpartition(-scores, count - 1)[:count]
+        best = best[np.argsort(-scores[best])]
+        return [(int(ids[i]), float(scores[i])) for i in best]
+
+    def query_vector(self, query: str) -> Vectors:
+        with self._lock:
+            cached = self._queries.get(query)
+            if cached is not None:
+                self._queries.move_to_end(query)
+                return cached
+        vector = self.embedder.embed([query])[0]
+        with self._lock:
+            self._queries[query] = vector
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+        return vector
+
+    # -- the queue (what EmbeddingWorker calls) ----------------------------------------------
+
+    def embed_queued(self, claim: str, limit: int = ROUND) -> int:
+        """One round: claim up to `limit` queued passages, embed and store them."""
+        if not embedding_queue.claimable(self.library.connection(), T):
+            return 0
+        with self.library.write() as conn:
+            seqs = embedding_queue.claim(conn, claim, limit, T)
+        if not seqs:
+            return 0
+        try:
+            self._embed(seqs, claim)
+        except BaseException:
+            if not self.library.closed:
+                with self.library.write() as conn:
+                    embedding_queue.release(conn, claim, T)
+            raise
+        return len(seqs)
+
+    def _embed(self, seqs: list[int], claim: str) -> None:
+        texts = passage_rows.texts(self.library.connection(), seqs)
+        order = sorted(texts, key=lambda seq: len(texts[seq]))
+        vectors = self.embedder.embed([texts[seq] for seq in order]) if order else None
+        with self.library.write() as conn:
+            if vectors is not None:
+                # A passage rebuilt while it was embedded is gone (ids are never reused): its
+                # row no longer exists and the insert below would break the foreign key.
+                alive = passage_rows.texts(conn, order)
+                conn.executemany(
+                    "INSERT INTO passage_embeddings(seq, model, text_hash, vector) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(seq) DO UPDATE SET model = excluded.model,"
+                    " text_hash = excluded.text_hash, vector = excluded.vector",
+                    [
+                        (seq, self.model_id, _hash(texts[seq]), vector.astype("<f4").tobytes())
+                        for seq, vector in zip(order, vectors, strict=True)
+                        if alive.get(seq) == texts[seq]
+                    ],
+                )
+            embedding_queue.finish(conn, claim, seqs, T)
+            embedding_queue.release(conn, claim, T)
+            conn.execute(
+                f"DELETE FROM {T.changes} WHERE id <= (SELECT max(id) FROM {T.changes}) - ?",
+                (CHANGE_LOG_KEEP,),
+            )
+        self.sync(self.library.connection())
+
+    def queue_missing(self) -> None:
+        """Queue passages without a vector of this model (a new model, or a crash)."""
+        conn = self.library.connection()
+        missing = [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT p.id FROM article_passages p LEFT JOIN passage_embeddings e "
+                "ON e.seq = p.id AND e.model = ? LEFT JOIN passage_embedding_queue q "
+                "ON q.seq = p.id WHERE e.seq IS NULL AND q.seq IS NULL",
+                (self.model_id,),
+            )
+        ]
+        if missing:
+            log.info("queued %d article passages that have no vector yet", len(missing))
+            with self.library.write() as write_conn:
+                embedding_queue.enqueue(write_conn, missing, T)
+        self.worker.wake()
+
+    def pending(self) -> int:
+        return embedding_queue.pending(self.library.connection(), T)
