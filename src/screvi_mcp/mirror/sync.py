@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from screvi_mcp.local.storage.store import mirror_rows as store
 from screvi_mcp.mirror.clock_transport import ClockTransport
 from screvi_mcp.mirror.command import DEFAULT_REQUESTS_PER_MINUTE
 from screvi_mcp.mirror.identity import MirrorMismatch, key_fingerprint, normalise_base_url
+from screvi_mcp.mirror.walk_guard import DEFAULT_MAX_PAGES, DEFAULT_MAX_ROWS, RunBudget, WalkGuard
 from screvi_mcp.models import Page
 
 log = logging.getLogger("screvi_mcp.mirror")
@@ -56,6 +58,8 @@ DEFAULT_BODY_CHUNK = 100_000
 MAX_BODY_CHARS = 20_000_000
 # A sync waits out 429s far longer than an interactive tool call would.
 SYNC_RETRY = RetryPolicy(max_retries=8, base_delay=1.0, max_delay=60.0, max_total_wait=600.0)
+# Without --time-limit a run still pauses (resumably) after this long: 32,000 pages at 90/min.
+DEFAULT_MAX_RUN_SECONDS = 6 * 3600.0
 
 PHASES = ("tags", "sources", "highlights", "articles", "details", "tag_members")
 
@@ -105,9 +109,13 @@ class SyncSettings:
     # Both formats are stored so the mirror answers format=html and format=text alike.
     body_formats: tuple[str, ...] = ("html", "text")
     retry: RetryPolicy = SYNC_RETRY
-    # Seconds this run may take before pausing (None: until done). For syncs a tool call
-    # triggers, which must not block an agent for long.
+    # Seconds this run may take before pausing (None: `max_run_seconds`). For syncs a tool
+    # call triggers, which must not block an agent for long.
     time_limit: float | None = None
+    # Bounds every run has, whatever the upstream says (walk_guard.py).
+    max_run_seconds: float = DEFAULT_MAX_RUN_SECONDS
+    max_pages: int = DEFAULT_MAX_PAGES
+    max_rows: int = DEFAULT_MAX_ROWS
     # Accept a mirror made with another key (a rotated key of the same account).
     accept_new_key: bool = False
     # Before returning a finished run, wait (within `time_limit`) until every stored
@@ -133,6 +141,8 @@ class SyncSummary:
     # stalled worker ended the wait): found by keywords now, by meaning once the next
     # process that opens the mirror has embedded them.
     waiting_for_vectors: int = 0
+    # List items dropped at the boundary (an id that is not a UUID, a wrong shape), by list.
+    skipped: dict[str, int] = field(default_factory=dict)
 
 
 def build_client(
@@ -234,6 +244,7 @@ class _Run:
     deadline: float | None
     # GET /tags counts from this run's start (None when a resumed run skipped the tag list).
     tag_counts: dict[str, tuple[int, int]] | None = None
+    budget: RunBudget = field(default_factory=RunBudget)
 
     def run_state(self, phase: str, walked: int, page_size: int) -> dict[str, str | None]:
         return {
@@ -301,6 +312,7 @@ async def run_sync(
         clock_transport.reset_first()
         requests_before = clock_transport.requests
         limited_before = clock_transport.rate_limited
+        skipped_before = dict(clock_transport.skipped)
         run = _Run(
             library=library,
             client=client,
@@ -310,7 +322,8 @@ async def run_sync(
             summary=summary,
             since=since,
             started=state.get(RUN_STARTED) if resumed else None,
-            deadline=None if settings.time_limit is None else began + settings.time_limit,
+            deadline=began + min(settings.time_limit or math.inf, settings.max_run_seconds),
+            budget=RunBudget(max_pages=settings.max_pages, max_rows=settings.max_rows),
         )
         start_phase = state.get(RUN_PHASE, "tags") if resumed else "tags"
         walked = int(state.get(RUN_WALKED, "0") or 0) if resumed else 0
@@ -358,6 +371,11 @@ async def run_sync(
         finally:
             summary.requests = clock_transport.requests - requests_before
             summary.rate_limited = clock_transport.rate_limited - limited_before
+            summary.skipped = {
+                kind: count - skipped_before.get(kind, 0)
+                for kind, count in clock_transport.skipped.items()
+                if count > skipped_before.get(kind, 0)
+            }
             summary.seconds = time.monotonic() - began
     return summary
 
@@ -407,6 +425,7 @@ async def _walk(
 ) -> None:
     """Every page of one list from `page` on, each stored with its resume point."""
     total: int | None = None
+    guard = WalkGuard(phase, run.budget)
     run.reporter.phase(phase, None)
     while True:
         run.check_deadline()
@@ -417,6 +436,7 @@ async def _walk(
             run.reporter.phase(phase, total)
         # Counted in the page size the server used, which may be below the one asked for.
         size = result.pagination.per_page or run.settings.per_page
+        _admit(guard, page, result, size)
         done = (page - 1) * size + len(result.data)
         position = run.run_state(phase, done, size)
         applied = await _store(save, run.library, _dump(result), state=position)
@@ -428,6 +448,12 @@ async def _walk(
         if pagination.total_pages and page >= pagination.total_pages:
             return
         page += 1
+
+
+def _admit(guard: WalkGuard, page: int, result: Page[Any], size: int) -> None:
+    pagination = result.pagination
+    ids = [item.id.lower() for item in result.data]
+    guard.admit(page, ids, pagination.total, pagination.total_pages, max(size, 1))
 
 
 async def _sources(run: _Run, page: int) -> None:
@@ -582,6 +608,7 @@ async def _tag_members(run: _Run, page: int) -> None:
 async def _every_id(run: _Run, kind: str, tag_id: str) -> list[str]:
     ids: list[str] = []
     page = 1
+    guard = WalkGuard(f"{kind} of tag {tag_id}", run.budget)
     while True:
         run.check_deadline()
         if kind == "highlights":
@@ -590,6 +617,7 @@ async def _every_id(run: _Run, kind: str, tag_id: str) -> list[str]:
             )
         else:
             result = await run.client.list_articles(page=page, per_page=MAX_PER_PAGE, tag=tag_id)
+        _admit(guard, page, result, result.pagination.per_page or MAX_PER_PAGE)
         ids.extend(item.id for item in result.data)
         if not result.data or not result.pagination.has_more:
             return ids
