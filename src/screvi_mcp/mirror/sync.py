@@ -381,10 +381,13 @@ async def run_sync(
 
 
 async def _embed_leftovers(library: Library) -> None:
-    """Embed highlights a killed run stored but did not embed (no-op without the extra)."""
+    """Hand highlights a killed run stored but did not embed to the index's worker (no-op
+    without the extra). Not before the run: embedding thousands of them took longer than
+    any time limit, and a resumed run then paused before its first request, every time. The
+    worker embeds them beside the run; `_wait_for_vectors` waits for them within the limit."""
     from screvi_mcp.local.search.attach import attach_semantic_index
 
-    await anyio.to_thread.run_sync(lambda: attach_semantic_index(library, backfill="now"))
+    await anyio.to_thread.run_sync(lambda: attach_semantic_index(library, backfill="background"))
 
 
 async def _wait_for_vectors(run: _Run) -> int:
