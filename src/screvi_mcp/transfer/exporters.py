@@ -57,6 +57,7 @@ from screvi_mcp.transfer.readwise import (
     FAVORITE_TAG,
     SOURCE_TYPE_COLUMN,
     TAGS_COLUMN,
+    neutralise,
 )
 
 PAGE_SIZE = 100
@@ -165,7 +166,8 @@ def write_csv(dump: LibraryDump, target: Path) -> int:
     for items in dump.by_source().values():
         for highlight in items:
             source = sources.get(highlight.source.id) if highlight.source else None
-            rows.append(csv_row(highlight, source))
+            row = csv_row(highlight, source)
+            rows.append({name: neutralise(value) for name, value in row.items()})
 
     def write(handle: Any) -> None:
         writer = csv.DictWriter(handle, fieldnames=[*COLUMNS, *EXTRA_COLUMNS], lineterminator="\n")

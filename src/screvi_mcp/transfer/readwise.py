@@ -13,6 +13,12 @@ know, and a real Readwise export has none of them): `Screvi Source Type`, the so
 and `Screvi Tags` / `Screvi Document Tags`, the tag names as a JSON list (Readwise's Tags
 column is comma-separated, which splits a name holding a comma). When present they are read
 instead of guessing the type and splitting the tag columns.
+
+Formulas (CWE-1236): a spreadsheet runs a cell that starts with `=`, `+`, `-`, `@`, a tab or a
+carriage return as a formula (`=HYPERLINK(...)` leaks data on a click). `export csv` puts an
+apostrophe before such a cell, and before a cell that is apostrophes followed by one of them,
+so the change can be undone exactly; reading a file that has our columns undoes it. A real
+Readwise export (none of our columns) is read as it is.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from typing import Any, get_args
 
 from screvi_mcp.contract import SourceTypeName
@@ -58,6 +65,20 @@ EXTRA_COLUMNS: tuple[str, ...] = (SOURCE_TYPE_COLUMN, TAGS_COLUMN, DOCUMENT_TAGS
 KNOWN_SOURCE_TYPES = tuple(name for name in get_args(SourceTypeName) if name != "youtube")
 LEGACY_SOURCE_TYPES = {"youtube": "video"}
 REQUIRED = ("Highlight", "Book Title")
+# A cell a spreadsheet would run, once neutralised: apostrophes, then a formula character.
+_NEUTRALISED = re.compile(r"\A'+[=+\-@\t\r]")
+_NEEDS_NEUTRALISING = re.compile(r"\A'*[=+\-@\t\r]")
+
+
+def neutralise(cell: str) -> str:
+    """A cell no spreadsheet runs as a formula; `restore` gives it back exactly."""
+    return "'" + cell if _NEEDS_NEUTRALISING.match(cell) else cell
+
+
+def restore(cell: str) -> str:
+    return cell[1:] if _NEUTRALISED.match(cell) else cell
+
+
 FAVORITE_TAG = "favorite"
 # Location Type values, as Readwise writes them, mapped to what they tell about the source.
 TIME_LOCATIONS = ("time", "time_offset", "timestamp")
@@ -180,6 +201,7 @@ def parse(path: str, raw: bytes) -> ParsedFile:
         )
     line = reader.line_num
     rows = 0
+    ours = any(name in names for name in EXTRA_COLUMNS)
     while True:
         start = line + 1
         try:
@@ -199,6 +221,8 @@ def parse(path: str, raw: bytes) -> ParsedFile:
                 "(a stray quote or comma?)",
             )
         # Quoted fields keep the file's line ends; the library stores plain "\n".
+        if ours:
+            values = [restore(value) for value in values]
         fields = [value.replace("\r\n", "\n").replace("\r", "\n") for value in values]
         record = _record(start, dict(zip(names, fields, strict=True)), parsed)
         if record is not None:
