@@ -80,6 +80,9 @@ def restore(cell: str) -> str:
 
 
 FAVORITE_TAG = "favorite"
+# More tags than this on one highlight is a broken file, not a reader's tagging: the record is
+# refused before its tags are compared or stored.
+MAX_IMPORT_TAGS = 100
 # Location Type values, as Readwise writes them, mapped to what they tell about the source.
 TIME_LOCATIONS = ("time", "time_offset", "timestamp")
 WEB_LOCATIONS = ("offset",)
@@ -255,9 +258,16 @@ def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord 
     tags = _tag_list(row, TAGS_COLUMN, "Tags", line, parsed)
     if any(name.casefold() == FAVORITE_TAG for name in split_tags(row.get("Tags", ""))):
         tags.append(FAVORITE_TAG)  # our Tags JSON holds tag names; Tags says favourite
+    held = {tag.casefold() for tag in tags}
     for name in _tag_list(row, DOCUMENT_TAGS_COLUMN, "Document tags", line, parsed):
-        if name.casefold() not in {tag.casefold() for tag in tags}:
+        if name.casefold() not in held:
+            held.add(name.casefold())
             tags.append(name)
+    if len(held) > MAX_IMPORT_TAGS:
+        parsed.rejected.append(
+            Notice(line, f"{len(held)} tags; at most {MAX_IMPORT_TAGS} are imported per highlight")
+        )
+        return None
     # Readwise marks favourites with a tag; the library has a field for it.
     favorite = any(tag.casefold() == FAVORITE_TAG for tag in tags)
     tags = [tag for tag in tags if tag.casefold() != FAVORITE_TAG]
