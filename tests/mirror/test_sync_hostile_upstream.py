@@ -210,3 +210,38 @@ async def test_ids_and_shapes_are_checked_at_the_boundary(mirror_path: Path) -> 
     from screvi_mcp.mirror.report import summary_text
 
     assert "skipped" in summary_text(summary) and "5 highlights" in summary_text(summary)
+
+
+def test_a_key_refused_mid_sync_does_not_claim_nothing_changed(mirror_path: Path) -> None:
+    """After a 401 at page 2 the command said "nothing was changed by this run" though the
+    first page was stored."""
+    import os
+    import subprocess
+    import sys
+
+    upstream = Upstream()
+    first = [str(uuid.uuid4()) for _ in range(4)]
+
+    def revoked_after_one_page(request: Request, number: int) -> Any:
+        if number == 1:
+            return page([highlight(i) for i in first], number, total=8, has_more=True)
+        body = {"error": "Invalid API key", "code": "invalid_api_key"}
+        return JSONResponse(body, status_code=401)
+
+    upstream.lists["highlights"] = revoked_after_one_page
+    mirror_path.parent.mkdir(parents=True, exist_ok=True)
+    with serving(upstream) as url:
+        env = {**os.environ, "SCREVI_API_KEY": KEY, "SCREVI_BASE_URL": url}
+        done = subprocess.run(
+            [sys.executable, "-m", "screvi_mcp", "sync", "--library", str(mirror_path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr
+    assert "nothing was changed" not in done.stderr
+    assert "4 items stored by this run before it stopped are kept" in done.stderr
+    assert KEY not in done.stderr
+    assert live_highlights(mirror_path) == set(first)

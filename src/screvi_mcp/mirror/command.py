@@ -13,7 +13,7 @@ from screvi_mcp import config
 from screvi_mcp.contract import MAX_PER_PAGE
 
 if TYPE_CHECKING:
-    from screvi_mcp.mirror.sync import SyncSettings
+    from screvi_mcp.mirror.sync import SyncSettings, SyncSummary
 
 DEFAULT_MIRROR_NAME = "mirror.sqlite3"
 # Below the hosted 100 requests a minute, leaving room for an MCP server using the same key.
@@ -96,6 +96,13 @@ async def _answers(api_key: str, base_url: str, settings: SyncSettings) -> bool:
     return True
 
 
+def _kept(outcome: SyncSummary) -> str:
+    stored = outcome.stored()
+    if not stored:
+        return "nothing was changed by this run."
+    return f"{stored} items stored by this run before it stopped are kept."
+
+
 def run(args: argparse.Namespace) -> int:
     """Exit codes: 0 finished, 3 paused at --time-limit, 1 refused or failed, 2 bad usage."""
     import anyio
@@ -114,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     from screvi_mcp.mirror.sync import (
         SyncBusy,
         SyncSettings,
+        SyncSummary,
         build_client,
         run_sync,
     )
@@ -152,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
         accept_new_key=args.new_key,
     )
     progress = PhaseProgress(enabled=not args.quiet)
+    outcome = SyncSummary(full=False)  # filled by the run, read when it fails
     _tell(f"screvi-mcp sync: mirroring {base_url} into {path}")
 
     async def sync() -> int:
@@ -167,7 +176,13 @@ def run(args: argparse.Namespace) -> int:
         try:
             async with client:
                 summary = await run_sync(
-                    library, client, clock, api_key=api_key, settings=settings, reporter=progress
+                    library,
+                    client,
+                    clock,
+                    api_key=api_key,
+                    settings=settings,
+                    reporter=progress,
+                    summary=outcome,
                 )
             # Paused at --time-limit, or done but the embedding wait ended first.
             complete = summary.finished and not summary.waiting_for_vectors
@@ -192,8 +207,7 @@ def run(args: argparse.Namespace) -> int:
         # Not something a re-run fixes: the key (never shown) or the account must change.
         _tell(
             f"screvi-mcp sync: refused: {error}. Check {config.API_KEY_ENV} (and "
-            f"{config.BASE_URL_ENV}, the server it is a key for); nothing was changed by "
-            "this run."
+            f"{config.BASE_URL_ENV}, the server it is a key for); {_kept(outcome)}"
         )
         return 1
     except ScreviError as error:

@@ -144,6 +144,10 @@ class SyncSummary:
     # List items dropped at the boundary (an id that is not a UUID, a wrong shape), by list.
     skipped: dict[str, int] = field(default_factory=dict)
 
+    def stored(self) -> int:
+        """Items this run created, changed or deleted (what a failure leaves in place)."""
+        return sum(a.created + a.updated + a.deleted for a in self.applied.values())
+
 
 def build_client(
     api_key: str,
@@ -288,13 +292,15 @@ async def run_sync(
     api_key: str,
     settings: SyncSettings | None = None,
     reporter: Reporter | None = None,
+    summary: SyncSummary | None = None,
 ) -> SyncSummary:
     """Run (or resume) one sync of the account behind `client` into `library`.
 
     When `time_limit` runs out the summary says `finished=False`: what was stored stays and
     the next run continues from it, as after a crash. Raises `MirrorMismatch` when the
     library mirrors something else, `SyncBusy` when another process syncs it, and the
-    client's errors (`ScreviError` subclasses) when the API refuses.
+    client's errors (`ScreviError` subclasses) when the API refuses. A `summary` passed in
+    is the one filled, so a caller can tell what a failed run stored.
     """
     settings = settings or SyncSettings()
     reporter = reporter or _Silent()
@@ -308,7 +314,8 @@ async def run_sync(
         state = store.read_state(library.connection())
         resumed = RUN_STARTED in state
         since = (state.get(RUN_SINCE) or None) if resumed else state.get(STATE_CURSOR)
-        summary = SyncSummary(full=since is None, resumed=resumed)
+        summary = summary or SyncSummary(full=False)
+        summary.full, summary.resumed = since is None, resumed
         clock_transport.reset_first()
         requests_before = clock_transport.requests
         limited_before = clock_transport.rate_limited
