@@ -338,9 +338,12 @@ class ScreviClient:
                     await self._limiter.acquire(max_rate_wait)
                 except RateLimitWaitTooLong as busy:
                     whose = (
-                        "this caller's fair share of the rate limit is used up"
+                        f"this caller used its share of the rate limit ({busy.used} of "
+                        f"{busy.share} requests a window while {busy.sessions} callers "
+                        "share the key)"
                         if busy.over_share
                         else "the rate limit is used up"
+                        + (" by the other callers of this key" if busy.sessions > 1 else "")
                     )
                     raise RateLimitedError(
                         f"{whose}; the next request can go in {busy.retry_after:.0f} s",
@@ -406,6 +409,8 @@ class ScreviClient:
                 method not in SAFE_METHODS
                 and (response.status_code >= 500 or isinstance(api_error, UnexpectedResponseError))
                 and response.status_code != 429
+                # The embedded library's lock wait ran out before anything was written.
+                and not (response.status_code == 503 and api_error.code == "busy")
             )
             raise api_error
 
@@ -529,10 +534,12 @@ class ScreviClient:
             return response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             snippet = " ".join(response.text.split())[:200]
-            raise _unreadable_answer(
+            error = _unreadable_answer(
                 response,
                 f"HTTP {response.status_code} with a body that is not JSON: {snippet}",
-            ) from None
+            )
+            error.not_json = True
+            raise error from None
 
     def _data(self, response: httpx.Response) -> Any:
         payload = self._json(response)

@@ -25,6 +25,7 @@ from screvi_mcp.client import (
     ScreviError,
     ScreviTimeoutError,
     SubscriptionRequiredError,
+    UnexpectedResponseError,
     ValidationFailedError,
 )
 
@@ -89,6 +90,12 @@ def _where_ids_are(target: str) -> str:
     )
 
 
+_NOT_THE_API = (
+    "not the Screvi API speaking (a web page, not JSON: a Wi-Fi sign-in page, a proxy, or a "
+    "wrong SCREVI_BASE_URL)"
+)
+
+
 def describe(error: ScreviError, target: str | None = None) -> str:
     """One message: `[code] what happened. Next: what to do.`
 
@@ -101,6 +108,14 @@ def describe(error: ScreviError, target: str | None = None) -> str:
         if isinstance(error, ScreviConnectionError):
             return "[connection_failed] " + _unknown_outcome(
                 error, "The connection to Screvi broke off before the answer"
+            )
+        if isinstance(error, UnexpectedResponseError) and error.not_json:
+            return f"[{error.code}] " + _unknown_outcome(
+                error, f"The answer (HTTP {error.status}) was {_NOT_THE_API}"
+            )
+        if isinstance(error, UnexpectedResponseError):
+            return f"[{error.code}] " + _unknown_outcome(
+                error, f"Screvi's answer (HTTP {error.status}) could not be read"
             )
         if isinstance(error, ScreviAPIError):
             return f"[{error.code}] " + _unknown_outcome(
@@ -173,6 +188,17 @@ def describe(error: ScreviError, target: str | None = None) -> str:
             f"Screvi's rate limit ({_per_minute(error)}requests per minute per key) is "
             f"exhausted{'' if error.from_server else ' (' + error.message + ')'}. Next: wait "
             f"{wait}, then retry; prefer bulk and paged calls."
+        )
+    elif isinstance(error, UnexpectedResponseError) and error.not_json:
+        advice = (
+            f"The answer (HTTP {error.status}) was {_NOT_THE_API}. Next: tell the user to check "
+            "the network (sign in to the Wi-Fi?) and SCREVI_BASE_URL; retrying will not help "
+            "until then."
+        )
+    elif error.code == "busy":
+        advice = (
+            "The library was busy with another write, so nothing was written. Next: call "
+            "again in a moment."
         )
     elif error.status >= 500:
         advice = "Screvi had a server error. Next: try again shortly."
