@@ -69,6 +69,7 @@ from screvi_mcp.client.skill import (
 )
 from screvi_mcp.contract import HOSTED_BASE_URL, SCOPED_KEY_PREFIX
 from screvi_mcp.models import (
+    EMBEDDING_BACKLOG_HEADER,
     KEYWORD_ONLY_HEADER,
     Article,
     ArticleWithContent,
@@ -793,7 +794,14 @@ class ScreviClient:
         )
         found = self._page(response, SearchResult)
         reason = response.headers.get(KEYWORD_ONLY_HEADER)
-        return SearchPage(data=found.data, pagination=found.pagination, keyword_only_reason=reason)
+        pending, lag = _backlog(response.headers.get(EMBEDDING_BACKLOG_HEADER, ""))
+        return SearchPage(
+            data=found.data,
+            pagination=found.pagination,
+            keyword_only_reason=reason,
+            embedding_pending=pending,
+            embedding_lag_seconds=lag,
+        )
 
     # Sources -------------------------------------------------------------------------------
 
@@ -1194,6 +1202,17 @@ def _unreadable_answer(response: httpx.Response, message: str) -> UnexpectedResp
     error.path = request.url.path.split("/api/v1/", 1)[-1]
     error.outcome_unknown = request.method not in SAFE_METHODS
     return error
+
+
+def _backlog(header: str) -> tuple[int | None, float | None]:
+    """`pending=N; lag=S` (lag optional); (None, None) when absent or unreadable."""
+    fields = dict(part.strip().partition("=")[::2] for part in header.split(";") if "=" in part)
+    try:
+        pending = int(fields["pending"])
+        lag = float(fields["lag"]) if "lag" in fields else None
+    except (KeyError, ValueError):
+        return None, None
+    return pending, lag
 
 
 def _as_dict(data: Any) -> dict[str, Any]:
