@@ -116,10 +116,9 @@ def run(args: argparse.Namespace) -> int:
     )
     from screvi_mcp.local.storage import preflight
     from screvi_mcp.local.storage.library import Library
-    from screvi_mcp.mirror.identity import MirrorMismatch
+    from screvi_mcp.mirror.identity import MirrorMismatch, SyncBusy
     from screvi_mcp.mirror.report import PhaseProgress, summary_text
     from screvi_mcp.mirror.sync import (
-        SyncBusy,
         SyncSettings,
         SyncSummary,
         build_client,

@@ -22,14 +22,12 @@ policy, which resends only requests that are safe to resend (every request here 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
@@ -43,7 +41,7 @@ from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import mirror_rows as store
 from screvi_mcp.mirror.clock_transport import ClockTransport
 from screvi_mcp.mirror.command import DEFAULT_REQUESTS_PER_MINUTE
-from screvi_mcp.mirror.identity import MirrorMismatch, key_fingerprint, normalise_base_url
+from screvi_mcp.mirror.identity import check_identity, run_lock
 from screvi_mcp.mirror.walk_guard import DEFAULT_MAX_PAGES, DEFAULT_MAX_ROWS, RunBudget, WalkGuard
 from screvi_mcp.models import Page
 
@@ -172,69 +170,6 @@ def build_client(
     return client, transport
 
 
-@contextlib.contextmanager
-def _run_lock(path: Path) -> Iterator[None]:
-    """One sync of a library at a time across processes (released by the OS on kill -9)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no cross-process lock
-        yield
-        return
-    lock_path = path.with_name(path.name + ".sync-lock")
-    with open(lock_path, "a+") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise SyncBusy(f"another sync of {path} is running; wait for it to finish") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-class SyncBusy(RuntimeError):
-    """Another process is syncing this library right now."""
-
-
-def check_identity(
-    library: Library, base_url: str, api_key: str, *, accept_new_key: bool = False
-) -> bool:
-    """Make sure the library mirrors this account; claim an empty library. True when new."""
-    conn = library.connection()
-    state = store.read_state(conn)
-    fingerprint = key_fingerprint(api_key)
-    base = normalise_base_url(base_url)
-    identity_only = set(state) <= {store.STATE_BASE_URL, store.STATE_KEY_FINGERPRINT}
-    if store.STATE_BASE_URL in state and identity_only and not store.holds_data(conn):
-        # Claimed by a first run that copied nothing (a mistyped key or address the server
-        # refused): nothing of any account is in it yet, so it is still free to claim.
-        state = {}
-    if store.STATE_BASE_URL not in state:
-        if store.holds_data(conn):
-            raise MirrorMismatch(
-                f"{library.path} already holds a library that is not a mirror; sync into a new "
-                "file with --library PATH"
-            )
-        store.write_state(
-            library, {store.STATE_BASE_URL: base, store.STATE_KEY_FINGERPRINT: fingerprint}
-        )
-        return True
-    if state[store.STATE_BASE_URL] != base:
-        raise MirrorMismatch(
-            f"{library.path} mirrors {state[store.STATE_BASE_URL]}, not {base}; use another "
-            "--library for this address"
-        )
-    if state.get(store.STATE_KEY_FINGERPRINT) != fingerprint:
-        if not accept_new_key:
-            raise MirrorMismatch(
-                f"{library.path} was synced with another API key (fingerprint "
-                f"{state.get(store.STATE_KEY_FINGERPRINT)}, this one is {fingerprint}). If it is "
-                "the same Screvi account, run again with --new-key; otherwise use another --library"
-            )
-        store.write_state(library, {store.STATE_KEY_FINGERPRINT: fingerprint})
-    return False
-
-
 @dataclass
 class _Run:
     library: Library
@@ -305,7 +240,7 @@ async def run_sync(
     settings = settings or SyncSettings()
     reporter = reporter or _Silent()
     began = time.monotonic()
-    with _run_lock(library.path):
+    with run_lock(library.path):
         await anyio.to_thread.run_sync(
             lambda: check_identity(
                 library, client.base_url, api_key, accept_new_key=settings.accept_new_key
