@@ -179,6 +179,9 @@ class Page(WireModel, Generic[ItemT]):
 
 # An extension header of the embedded library's /search: why it matched keywords only.
 KEYWORD_ONLY_HEADER = "X-Screvi-Search-Keyword-Only"
+# Another: how many highlights wait for a vector, and about how many seconds until they are
+# searchable by meaning (`pending=N; lag=S`), sent when enough wait to matter.
+EMBEDDING_BACKLOG_HEADER = "X-Screvi-Embedding-Backlog"
 
 
 class SearchPage(Page[SearchResult]):
@@ -186,3 +189,6 @@ class SearchPage(Page[SearchResult]):
     the API said so: an agent should then change words, not lower min_relevance."""
 
     keyword_only_reason: str | None = Field(default=None, exclude=True)
+    # Highlights not yet searchable by meaning, and the estimated seconds until they are.
+    embedding_pending: int | None = Field(default=None, exclude=True)
+    embedding_lag_seconds: float | None = Field(default=None, exclude=True)

@@ -205,3 +205,46 @@ async def test_a_call_over_the_wait_cap_is_rate_limited_at_once() -> None:
     assert not caught.value.from_server
     advice = describe(caught.value)
     assert advice.startswith("[rate_limited]") and "Next: wait" in advice
+
+
+def test_a_polite_session_gets_its_share_beside_four_greedy_ones() -> None:
+    """Four sessions calling as fast as they may and one asking 20 a minute: the polite one
+    got 2 of 48 calls, refused as "over its fair share" though it had used none. Every
+    session seen in the window now has its own share, and a refusal says whose share it is."""
+    clock = FakeClock()
+    limiter = RateLimiter(100, 60.0, clock=clock)
+    granted = asked = 0
+    refusals: list[RateLimitWaitTooLong] = []
+    for step in range(480):  # two minutes in quarter seconds
+        for greedy in range(4):
+            with share_key(f"greedy-{greedy}"):
+                for _ in range(3):
+                    try:
+                        limiter.reserve(max_wait=5.0)
+                    except RateLimitWaitTooLong:
+                        break
+        if step % 12 == 0:  # every three seconds: 20 a minute
+            asked += 1
+            with share_key("polite"):
+                try:
+                    limiter.reserve(max_wait=5.0)
+                    granted += 1
+                except RateLimitWaitTooLong as refused:
+                    refusals.append(refused)
+        clock.now += 0.25
+    assert asked == 40 and granted >= 38
+    assert not any(refused.over_share for refused in refusals)  # it never used its share
+
+
+def test_a_refusal_over_the_share_says_how_the_limit_is_shared() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(4, 10.0, clock=clock)
+    with share_key("other"):
+        limiter.reserve(max_wait=30.0)
+    with share_key("busy"):
+        limiter.reserve(max_wait=30.0)
+        limiter.reserve(max_wait=30.0)
+        with pytest.raises(RateLimitWaitTooLong) as refused:
+            limiter.reserve(max_wait=30.0)
+    assert refused.value.over_share
+    assert (refused.value.used, refused.value.share, refused.value.sessions) == (2, 2, 2)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from mirror_testkit import FAST, StandIn, mirror_client, seed, snapshot, sync
 from test_sync import assert_same
 
@@ -283,3 +284,71 @@ async def test_a_sync_waits_at_its_budget_longer_than_a_tool_call_would(
     summary = await sync(stand_in, mirror_path, budget)
     assert summary.finished and summary.requests >= 3
     await assert_same(stand_in, mirror_path)
+
+
+class _SlowEmbedder:
+    """The real embedder, one second slower per batch: leftovers that outlast a time limit
+    without needing thousands of highlights on a shared test machine."""
+
+    def __init__(self, real: object) -> None:
+        self._real = real
+
+    def embed(self, texts: list[str]) -> object:
+        time.sleep(1.0)
+        return self._real.embed(texts)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._real, name)
+
+
+async def test_the_time_limit_holds_when_an_interrupted_run_left_vectors_to_make(
+    stand_in: StandIn, mirror_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Embedding the leftovers of an interrupted run came before the first deadline check:
+    `--time-limit 10` took 85 s and sent no request, and five resumed runs in a row made no
+    progress. The leftovers are now the embedding worker's, beside the run, and the run's
+    own time limit bounds every phase."""
+    pytest.importorskip("onnxruntime")
+    from screvi_mcp.local.search import embedder
+    from screvi_mcp.local.storage.library import Library
+    from screvi_mcp.mirror.sync import SyncPaused, build_client, run_sync
+
+    loaded = embedder.load_embedder
+    monkeypatch.setattr(embedder, "load_embedder", lambda: _SlowEmbedder(loaded()))
+    async with stand_in.client() as client:
+        await seed(client)
+        await _more_highlights(client, 100)
+
+    class PauseAfterFirstHighlights:
+        def phase(self, name: str, total: int | None) -> None:
+            pass
+
+        def advance(self, name: str, done: int, total: int | None) -> None:
+            if name == "highlights":
+                raise SyncPaused("the sync's time limit was reached")
+
+    first = replace(FAST, per_page=100, wait_for_vectors=False)
+    client, clock = build_client(stand_in.key, stand_in.base_url, first)
+    library = Library.open(mirror_path)
+    try:
+        async with client:
+            await run_sync(
+                library,
+                client,
+                clock,
+                api_key=stand_in.key,
+                settings=first,
+                reporter=PauseAfterFirstHighlights(),
+            )
+    finally:
+        library.close()
+    leftovers = int(_run_state(mirror_path)["waiting_for_vectors"])
+    assert leftovers >= 50  # several slow batches: more than the time limit below
+
+    limit = 2.0
+    resumed = await sync(
+        stand_in, mirror_path, replace(first, time_limit=limit, wait_for_vectors=True)
+    )
+    assert resumed.resumed and resumed.finished  # progress: the run got to its end
+    assert resumed.seconds < limit + 3.0  # the last batch in flight may end after it
+    assert resumed.waiting_for_vectors > 0  # the rest is embedded by whoever opens it next

@@ -53,10 +53,12 @@ def json_of(response: httpx.Response) -> Any:
         return response.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
         snippet = " ".join(response.text.split())[:200]
-        raise unreadable_answer(
+        error = unreadable_answer(
             response,
             f"HTTP {response.status_code} with a body that is not JSON: {snippet}",
-        ) from None
+        )
+        error.not_json = True
+        raise error from None
 
 
 def data_of(response: httpx.Response) -> Any:

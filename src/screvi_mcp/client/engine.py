@@ -262,9 +262,12 @@ class BaseClient:
             await self._limiter.acquire(max_rate_wait)
         except RateLimitWaitTooLong as busy:
             whose = (
-                "this caller's fair share of the rate limit is used up"
+                f"this caller used its share of the rate limit ({busy.used} of "
+                f"{busy.share} requests a window while {busy.sessions} callers "
+                "share the key)"
                 if busy.over_share
                 else "the rate limit is used up"
+                + (" by the other callers of this key" if busy.sessions > 1 else "")
             )
             raise RateLimitedError(
                 f"{whose}; the next request can go in {busy.retry_after:.0f} s",
@@ -297,6 +300,8 @@ class BaseClient:
             method not in SAFE_METHODS
             and (status >= 500 or isinstance(api_error, UnexpectedResponseError))
             and status != 429
+            # The embedded library's lock wait ran out before anything was written.
+            and not (status == 503 and api_error.code == "busy")
         )
         resend = may_resend_after_status(method, status)
         return _Failed(api_error, resend, retry_after, f"-> HTTP {status}")

@@ -134,6 +134,8 @@ class UnexpectedResponseError(ScreviAPIError):
     """A response the client cannot read: a proxy's HTML page, malformed JSON, a wrong shape."""
 
     default_code = "unexpected_response"
+    # The body was not JSON at all: not the API speaking (a Wi-Fi sign-in page, a proxy).
+    not_json: bool = False
 
 
 class ScreviConnectionError(ScreviError):
@@ -226,7 +228,10 @@ def _error_from_response(
         text = _snippet(scrub(response.text)) if response.content else "empty body"
         message = f"HTTP {status} with an unreadable error body ({content_type}): {text}"
         code = cls.default_code if cls is not UnexpectedResponseError else None
-        return _build(cls, message, status=status, code=code, retry_after=retry_after)
+        error = _build(cls, message, status=status, code=code, retry_after=retry_after)
+        if isinstance(error, UnexpectedResponseError):
+            error.not_json = body is None
+        return error
 
     code = _capped(body["code"], _CODE_CHARS)
     raw_message = body.get("error")

@@ -15,9 +15,12 @@ Two bounds keep one caller from holding up the rest:
   `RateLimitWaitTooLong` (the client's `[rate_limited]` with when to retry) instead of queueing
   for minutes;
 - a fair share: grants are tagged with the caller's share key (the MCP server sets one per
-  session, see `share_key`). While the window is full and several keys are active, a key that
-  already holds `rate / active keys` grants of the current window is refused at once, so the
-  next free slots go to the keys below their share and no session can starve the others.
+  session, see `share_key`). Every key that asked within the last window (granted or not) is
+  active, and each active key may hold at most `rate / active keys` grants of a window; one
+  past it is refused at once. The share holds whether or not the window is full: greedy
+  sessions that filled it while a polite one was between calls would otherwise leave the
+  polite one nothing (it got 2 of 48 calls beside four greedy sessions), so each key's share
+  is kept free for it. A single active key may use the whole rate.
 """
 
 from __future__ import annotations
@@ -57,10 +60,21 @@ def share_key(key: str | None) -> Iterator[None]:
 class RateLimitWaitTooLong(Exception):
     """No slot within the wait cap (or over the caller's fair share); `retry_after` seconds."""
 
-    def __init__(self, retry_after: float, *, over_share: bool = False) -> None:
+    def __init__(
+        self,
+        retry_after: float,
+        *,
+        over_share: bool = False,
+        used: int = 0,
+        share: int = 0,
+        sessions: int = 1,
+    ) -> None:
         super().__init__(f"next slot in {retry_after:.1f} s")
         self.retry_after = retry_after
+        # True only when this caller itself holds its whole share: a refusal never blames
+        # a caller for what others used.
         self.over_share = over_share
+        self.used, self.share, self.sessions = used, share, sessions
 
 
 class RateLimiter:
@@ -83,6 +97,8 @@ class RateLimiter:
         self._clock = clock
         self._sleep = sleep
         self._grants: deque[tuple[float, str | None]] = deque(maxlen=rate)
+        # When each share key last asked: who is active, so whose share is kept free.
+        self._asked: dict[str | None, float] = {}
         self._lock = threading.Lock()
 
     def reserve(self, max_wait: float | None = None) -> float:
@@ -93,30 +109,43 @@ class RateLimiter:
         key = _share_key.get()
         with self._lock:
             now = self._clock()
+            self._asked[key] = now
             slot = now
             if self._grants:
                 slot = max(slot, self._grants[-1][0])
             if len(self._grants) == self.rate:
                 slot = max(slot, self._grants[0][0] + self.window)
             delay = slot - now
-            if delay > 0:
-                self._check_share(key, now, delay)
-                if max_wait is not None and delay > max_wait:
-                    raise RateLimitWaitTooLong(delay)
+            self._check_share(key, now, delay)
+            if delay > 0 and max_wait is not None and delay > max_wait:
+                raise RateLimitWaitTooLong(delay, sessions=len(self._active(now)))
             self._grants.append((slot, key))
             return delay
 
+    def _active(self, now: float) -> set[str | None]:
+        """Keys that asked within the last window (lock held); forgets older ones."""
+        for key, at in list(self._asked.items()):
+            if at <= now - self.window:
+                del self._asked[key]
+        return set(self._asked)
+
     def _check_share(self, key: str | None, now: float, delay: float) -> None:
-        """Refuse a key that already holds its fair share of a full window (lock held)."""
-        recent = [holder for at, holder in self._grants if at > now - self.window]
-        active = set(recent) | {key}
+        """Refuse a key that already holds its share of the window (lock held)."""
+        active = self._active(now) | {key}
         if len(active) < 2:
             return
         share = max(1, math.floor(self.rate / len(active)))
-        if sum(1 for holder in recent if holder == key) >= share:
+        # Its own grants in the window, the ones reserved ahead of now included.
+        mine = [at for at, holder in self._grants if holder == key and at > now - self.window]
+        if len(mine) >= share:
             # Its own oldest grant in the window is the earliest it can count on a slot.
-            mine = [at for at, holder in self._grants if holder == key and at > now - self.window]
-            raise RateLimitWaitTooLong(max(delay, min(mine) + self.window - now), over_share=True)
+            raise RateLimitWaitTooLong(
+                max(delay, min(mine) + self.window - now),
+                over_share=True,
+                used=len(mine),
+                share=share,
+                sessions=len(active),
+            )
 
     async def acquire(self, max_wait: float | None = None) -> None:
         """Wait for a slot. A caller cancelled while waiting leaves its slot unused."""

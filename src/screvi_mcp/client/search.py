@@ -10,7 +10,12 @@ from screvi_mcp.client import params as p
 from screvi_mcp.client.engine import BaseClient
 from screvi_mcp.client.errors import InvalidParameterError
 from screvi_mcp.client.marks import reads
-from screvi_mcp.models import KEYWORD_ONLY_HEADER, SearchPage, SearchResult
+from screvi_mcp.models import (
+    EMBEDDING_BACKLOG_HEADER,
+    KEYWORD_ONLY_HEADER,
+    SearchPage,
+    SearchResult,
+)
 
 
 class SearchResource(BaseClient):
@@ -57,4 +62,22 @@ class SearchResource(BaseClient):
         )
         found = answers.page(response, SearchResult)
         reason = response.headers.get(KEYWORD_ONLY_HEADER)
-        return SearchPage(data=found.data, pagination=found.pagination, keyword_only_reason=reason)
+        pending, lag = _backlog(response.headers.get(EMBEDDING_BACKLOG_HEADER, ""))
+        return SearchPage(
+            data=found.data,
+            pagination=found.pagination,
+            keyword_only_reason=reason,
+            embedding_pending=pending,
+            embedding_lag_seconds=lag,
+        )
+
+
+def _backlog(header: str) -> tuple[int | None, float | None]:
+    """`pending=N; lag=S` (lag optional); (None, None) when absent or unreadable."""
+    fields = dict(part.strip().partition("=")[::2] for part in header.split(";") if "=" in part)
+    try:
+        pending = int(fields["pending"])
+        lag = float(fields["lag"]) if "lag" in fields else None
+    except (KeyError, ValueError):
+        return None, None
+    return pending, lag

@@ -2,7 +2,8 @@
 
 The sync cursor must be a time on the *server's* clock (a laptop's clock may be minutes
 off), and the spec gives no endpoint for it: the standard `Date` response header does. The
-transport also counts requests and 429 answers for the progress lines and the summary.
+transport also counts requests and 429 answers for the progress lines and the summary, and
+drops list items the sync may not store (`boundary.py`), counting them by list.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 import httpx
+
+from screvi_mcp.mirror.boundary import screened
 
 
 class ClockTransport(httpx.AsyncBaseTransport):
@@ -22,6 +25,7 @@ class ClockTransport(httpx.AsyncBaseTransport):
         self.rate_limited = 0
         self.first_server_time: datetime | None = None
         self.latest_server_time: datetime | None = None
+        self.skipped: dict[str, int] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.requests += 1
@@ -33,6 +37,9 @@ class ClockTransport(httpx.AsyncBaseTransport):
             if self.first_server_time is None:
                 self.first_server_time = moment
             self.latest_server_time = moment
+        response, kind, dropped = await screened(request, response)
+        if dropped:
+            self.skipped[kind] = self.skipped.get(kind, 0) + dropped
         return response
 
     def reset_first(self) -> None:

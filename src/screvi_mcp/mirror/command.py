@@ -14,7 +14,7 @@ from screvi_mcp.contract import MAX_PER_PAGE
 
 if TYPE_CHECKING:
     from screvi_mcp.mirror.report import PhaseProgress
-    from screvi_mcp.mirror.sync import SyncSettings
+    from screvi_mcp.mirror.sync import SyncSettings, SyncSummary
 
 DEFAULT_MIRROR_NAME = "mirror.sqlite3"
 # Below the hosted 100 requests a minute, leaving room for an MCP server using the same key.
@@ -97,12 +97,19 @@ async def _answers(api_key: str, base_url: str, settings: SyncSettings) -> bool:
     return True
 
 
+def _kept(outcome: SyncSummary) -> str:
+    stored = outcome.stored()
+    if not stored:
+        return "nothing was changed by this run."
+    return f"{stored} items stored by this run before it stopped are kept."
+
+
 def run(args: argparse.Namespace) -> int:
     """Exit codes: 0 finished, 3 paused at --time-limit, 1 refused or failed, 2 bad usage."""
     import anyio
 
     from screvi_mcp.mirror.report import PhaseProgress
-    from screvi_mcp.mirror.sync import SyncSettings
+    from screvi_mcp.mirror.sync import SyncSettings, SyncSummary
 
     checked = _checked_usage(args)
     if isinstance(checked, str):
@@ -116,9 +123,10 @@ def run(args: argparse.Namespace) -> int:
         accept_new_key=args.new_key,
     )
     progress = PhaseProgress(enabled=not args.quiet)
+    outcome = SyncSummary(full=False)  # filled by the run, read when it fails
     _tell(f"screvi-mcp sync: mirroring {base_url} into {path}")
     try:
-        return anyio.run(_sync, api_key, base_url, path, settings, progress)
+        return anyio.run(_sync, api_key, base_url, path, settings, progress, outcome)
     except KeyboardInterrupt:
         _tell(
             "\nscrevi-mcp sync: sync interrupted. What was copied so far is kept; run again "
@@ -126,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 130
     except Exception as error:
-        told = _failure_text(error)
+        told = _failure_text(error, outcome)
         if told is None:
             raise
         _tell(f"screvi-mcp sync: {told}")
@@ -161,7 +169,12 @@ def _checked_usage(args: argparse.Namespace) -> tuple[str, str, Path] | str:
 
 
 async def _sync(
-    api_key: str, base_url: str, path: Path, settings: SyncSettings, progress: PhaseProgress
+    api_key: str,
+    base_url: str,
+    path: Path,
+    settings: SyncSettings,
+    progress: PhaseProgress,
+    outcome: SyncSummary,
 ) -> int:
     from screvi_mcp.local.storage.library import Library
     from screvi_mcp.mirror.report import summary_text
@@ -179,7 +192,13 @@ async def _sync(
     try:
         async with client:
             summary = await run_sync(
-                library, client, clock, api_key=api_key, settings=settings, reporter=progress
+                library,
+                client,
+                clock,
+                api_key=api_key,
+                settings=settings,
+                reporter=progress,
+                summary=outcome,
             )
         # Paused at --time-limit, or done but the embedding wait ended first.
         complete = summary.finished and not summary.waiting_for_vectors
@@ -190,7 +209,7 @@ async def _sync(
     return 0 if summary.finished else 3
 
 
-def _failure_text(error: Exception) -> str | None:
+def _failure_text(error: Exception, outcome: SyncSummary) -> str | None:
     """What a run that failed says, by the kind of failure (first match); None: not ours."""
     from screvi_mcp.client.errors import (
         InvalidApiKeyError,
@@ -198,8 +217,7 @@ def _failure_text(error: Exception) -> str | None:
         ScreviError,
         SubscriptionRequiredError,
     )
-    from screvi_mcp.mirror.identity import MirrorMismatch
-    from screvi_mcp.mirror.sync import SyncBusy
+    from screvi_mcp.mirror.identity import MirrorMismatch, SyncBusy
 
     texts: tuple[tuple[tuple[type[Exception], ...], str], ...] = (
         ((MirrorMismatch, SyncBusy), "{error}"),
@@ -207,7 +225,7 @@ def _failure_text(error: Exception) -> str | None:
         (
             (InvalidApiKeyError, MissingApiKeyError, SubscriptionRequiredError),
             f"refused: {{error}}. Check {config.API_KEY_ENV} (and {config.BASE_URL_ENV}, the "
-            "server it is a key for); nothing was changed by this run.",
+            f"server it is a key for); {_kept(outcome)}",
         ),
         # The client's errors never carry the key; the message says what to do.
         (

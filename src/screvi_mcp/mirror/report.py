@@ -73,6 +73,15 @@ def summary_text(summary: SyncSummary) -> str:
         )
     rows.append(("article bodies", summary.applied["details"].updated))
     rows.append(("requests", f"{summary.requests} ({summary.rate_limited} answered 429)"))
+    if summary.skipped:
+        rows.append(
+            (
+                "skipped",
+                ", ".join(f"{count} {kind}" for kind, count in sorted(summary.skipped.items()))
+                + " the server sent with an id that is not a UUID or in a shape the API does "
+                "not have (not stored)",
+            )
+        )
     if summary.waiting_for_vectors:
         rows.append(
             (

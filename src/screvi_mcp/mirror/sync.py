@@ -22,13 +22,12 @@ policy, which resends only requests that are safe to resend (every request here 
 
 from __future__ import annotations
 
-import contextlib
 import logging
+import math
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
@@ -42,7 +41,8 @@ from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import mirror_rows as store
 from screvi_mcp.mirror.clock_transport import ClockTransport
 from screvi_mcp.mirror.command import DEFAULT_REQUESTS_PER_MINUTE
-from screvi_mcp.mirror.identity import MirrorMismatch, key_fingerprint, normalise_base_url
+from screvi_mcp.mirror.identity import check_identity, run_lock
+from screvi_mcp.mirror.walk_guard import DEFAULT_MAX_PAGES, DEFAULT_MAX_ROWS, RunBudget, WalkGuard
 from screvi_mcp.models import Page
 
 log = logging.getLogger("screvi_mcp.mirror")
@@ -56,6 +56,8 @@ DEFAULT_BODY_CHUNK = 100_000
 MAX_BODY_CHARS = 20_000_000
 # A sync waits out 429s far longer than an interactive tool call would.
 SYNC_RETRY = RetryPolicy(max_retries=8, base_delay=1.0, max_delay=60.0, max_total_wait=600.0)
+# Without --time-limit a run still pauses (resumably) after this long: 32,000 pages at 90/min.
+DEFAULT_MAX_RUN_SECONDS = 6 * 3600.0
 
 PHASES = ("tags", "sources", "highlights", "articles", "details", "tag_members")
 
@@ -105,9 +107,13 @@ class SyncSettings:
     # Both formats are stored so the mirror answers format=html and format=text alike.
     body_formats: tuple[str, ...] = ("html", "text")
     retry: RetryPolicy = SYNC_RETRY
-    # Seconds this run may take before pausing (None: until done). For syncs a tool call
-    # triggers, which must not block an agent for long.
+    # Seconds this run may take before pausing (None: `max_run_seconds`). For syncs a tool
+    # call triggers, which must not block an agent for long.
     time_limit: float | None = None
+    # Bounds every run has, whatever the upstream says (walk_guard.py).
+    max_run_seconds: float = DEFAULT_MAX_RUN_SECONDS
+    max_pages: int = DEFAULT_MAX_PAGES
+    max_rows: int = DEFAULT_MAX_ROWS
     # Accept a mirror made with another key (a rotated key of the same account).
     accept_new_key: bool = False
     # Before returning a finished run, wait (within `time_limit`) until every stored
@@ -133,6 +139,12 @@ class SyncSummary:
     # stalled worker ended the wait): found by keywords now, by meaning once the next
     # process that opens the mirror has embedded them.
     waiting_for_vectors: int = 0
+    # List items dropped at the boundary (an id that is not a UUID, a wrong shape), by list.
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def stored(self) -> int:
+        """Items this run created, changed or deleted (what a failure leaves in place)."""
+        return sum(a.created + a.updated + a.deleted for a in self.applied.values())
 
 
 def build_client(
@@ -158,69 +170,6 @@ def build_client(
     return client, transport
 
 
-@contextlib.contextmanager
-def _run_lock(path: Path) -> Iterator[None]:
-    """One sync of a library at a time across processes (released by the OS on kill -9)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no cross-process lock
-        yield
-        return
-    lock_path = path.with_name(path.name + ".sync-lock")
-    with open(lock_path, "a+") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise SyncBusy(f"another sync of {path} is running; wait for it to finish") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-class SyncBusy(RuntimeError):
-    """Another process is syncing this library right now."""
-
-
-def check_identity(
-    library: Library, base_url: str, api_key: str, *, accept_new_key: bool = False
-) -> bool:
-    """Make sure the library mirrors this account; claim an empty library. True when new."""
-    conn = library.connection()
-    state = store.read_state(conn)
-    fingerprint = key_fingerprint(api_key)
-    base = normalise_base_url(base_url)
-    identity_only = set(state) <= {store.STATE_BASE_URL, store.STATE_KEY_FINGERPRINT}
-    if store.STATE_BASE_URL in state and identity_only and not store.holds_data(conn):
-        # Claimed by a first run that copied nothing (a mistyped key or address the server
-        # refused): nothing of any account is in it yet, so it is still free to claim.
-        state = {}
-    if store.STATE_BASE_URL not in state:
-        if store.holds_data(conn):
-            raise MirrorMismatch(
-                f"{library.path} already holds a library that is not a mirror; sync into a new "
-                "file with --library PATH"
-            )
-        store.write_state(
-            library, {store.STATE_BASE_URL: base, store.STATE_KEY_FINGERPRINT: fingerprint}
-        )
-        return True
-    if state[store.STATE_BASE_URL] != base:
-        raise MirrorMismatch(
-            f"{library.path} mirrors {state[store.STATE_BASE_URL]}, not {base}; use another "
-            "--library for this address"
-        )
-    if state.get(store.STATE_KEY_FINGERPRINT) != fingerprint:
-        if not accept_new_key:
-            raise MirrorMismatch(
-                f"{library.path} was synced with another API key (fingerprint "
-                f"{state.get(store.STATE_KEY_FINGERPRINT)}, this one is {fingerprint}). If it is "
-                "the same Screvi account, run again with --new-key; otherwise use another --library"
-            )
-        store.write_state(library, {store.STATE_KEY_FINGERPRINT: fingerprint})
-    return False
-
-
 @dataclass
 class _Run:
     library: Library
@@ -234,6 +183,7 @@ class _Run:
     deadline: float | None
     # GET /tags counts from this run's start (None when a resumed run skipped the tag list).
     tag_counts: dict[str, tuple[int, int]] | None = None
+    budget: RunBudget = field(default_factory=RunBudget)
 
     def run_state(self, phase: str, walked: int, page_size: int) -> dict[str, str | None]:
         return {
@@ -277,18 +227,20 @@ async def run_sync(
     api_key: str,
     settings: SyncSettings | None = None,
     reporter: Reporter | None = None,
+    summary: SyncSummary | None = None,
 ) -> SyncSummary:
     """Run (or resume) one sync of the account behind `client` into `library`.
 
     When `time_limit` runs out the summary says `finished=False`: what was stored stays and
     the next run continues from it, as after a crash. Raises `MirrorMismatch` when the
     library mirrors something else, `SyncBusy` when another process syncs it, and the
-    client's errors (`ScreviError` subclasses) when the API refuses.
+    client's errors (`ScreviError` subclasses) when the API refuses. A `summary` passed in
+    is the one filled, so a caller can tell what a failed run stored.
     """
     settings = settings or SyncSettings()
     reporter = reporter or _Silent()
     began = time.monotonic()
-    with _run_lock(library.path):
+    with run_lock(library.path):
         await anyio.to_thread.run_sync(
             lambda: check_identity(
                 library, client.base_url, api_key, accept_new_key=settings.accept_new_key
@@ -297,10 +249,12 @@ async def run_sync(
         state = store.read_state(library.connection())
         resumed = RUN_STARTED in state
         since = (state.get(RUN_SINCE) or None) if resumed else state.get(STATE_CURSOR)
-        summary = SyncSummary(full=since is None, resumed=resumed)
+        summary = summary or SyncSummary(full=False)
+        summary.full, summary.resumed = since is None, resumed
         clock_transport.reset_first()
         requests_before = clock_transport.requests
         limited_before = clock_transport.rate_limited
+        skipped_before = dict(clock_transport.skipped)
         run = _Run(
             library=library,
             client=client,
@@ -310,7 +264,8 @@ async def run_sync(
             summary=summary,
             since=since,
             started=state.get(RUN_STARTED) if resumed else None,
-            deadline=None if settings.time_limit is None else began + settings.time_limit,
+            deadline=began + min(settings.time_limit or math.inf, settings.max_run_seconds),
+            budget=RunBudget(max_pages=settings.max_pages, max_rows=settings.max_rows),
         )
         start_phase = state.get(RUN_PHASE, "tags") if resumed else "tags"
         walked = int(state.get(RUN_WALKED, "0") or 0) if resumed else 0
@@ -358,15 +313,23 @@ async def run_sync(
         finally:
             summary.requests = clock_transport.requests - requests_before
             summary.rate_limited = clock_transport.rate_limited - limited_before
+            summary.skipped = {
+                kind: count - skipped_before.get(kind, 0)
+                for kind, count in clock_transport.skipped.items()
+                if count > skipped_before.get(kind, 0)
+            }
             summary.seconds = time.monotonic() - began
     return summary
 
 
 async def _embed_leftovers(library: Library) -> None:
-    """Embed highlights a killed run stored but did not embed (no-op without the extra)."""
+    """Hand highlights a killed run stored but did not embed to the index's worker (no-op
+    without the extra). Not before the run: embedding thousands of them took longer than
+    any time limit, and a resumed run then paused before its first request, every time. The
+    worker embeds them beside the run; `_wait_for_vectors` waits for them within the limit."""
     from screvi_mcp.local.search.attach import attach_semantic_index
 
-    await anyio.to_thread.run_sync(lambda: attach_semantic_index(library, backfill="now"))
+    await anyio.to_thread.run_sync(lambda: attach_semantic_index(library, backfill="background"))
 
 
 async def _wait_for_vectors(run: _Run) -> int:
@@ -407,6 +370,7 @@ async def _walk(
 ) -> None:
     """Every page of one list from `page` on, each stored with its resume point."""
     total: int | None = None
+    guard = WalkGuard(phase, run.budget)
     run.reporter.phase(phase, None)
     while True:
         run.check_deadline()
@@ -417,6 +381,7 @@ async def _walk(
             run.reporter.phase(phase, total)
         # Counted in the page size the server used, which may be below the one asked for.
         size = result.pagination.per_page or run.settings.per_page
+        _admit(guard, page, result, size)
         done = (page - 1) * size + len(result.data)
         position = run.run_state(phase, done, size)
         applied = await _store(save, run.library, _dump(result), state=position)
@@ -428,6 +393,12 @@ async def _walk(
         if pagination.total_pages and page >= pagination.total_pages:
             return
         page += 1
+
+
+def _admit(guard: WalkGuard, page: int, result: Page[Any], size: int) -> None:
+    pagination = result.pagination
+    ids = [item.id.lower() for item in result.data]
+    guard.admit(page, ids, pagination.total, pagination.total_pages, max(size, 1))
 
 
 async def _sources(run: _Run, page: int) -> None:
@@ -582,6 +553,7 @@ async def _tag_members(run: _Run, page: int) -> None:
 async def _every_id(run: _Run, kind: str, tag_id: str) -> list[str]:
     ids: list[str] = []
     page = 1
+    guard = WalkGuard(f"{kind} of tag {tag_id}", run.budget)
     while True:
         run.check_deadline()
         if kind == "highlights":
@@ -590,6 +562,7 @@ async def _every_id(run: _Run, kind: str, tag_id: str) -> list[str]:
             )
         else:
             result = await run.client.list_articles(page=page, per_page=MAX_PER_PAGE, tag=tag_id)
+        _admit(guard, page, result, result.pagination.per_page or MAX_PER_PAGE)
         ids.extend(item.id for item in result.data)
         if not result.data or not result.pagination.has_more:
             return ids

@@ -27,6 +27,7 @@ from screvi_mcp.client import (
     ScreviError,
     ScreviTimeoutError,
     SubscriptionRequiredError,
+    UnexpectedResponseError,
     ValidationFailedError,
 )
 
@@ -135,6 +136,33 @@ def _rate_limited(error: RateLimitedError, target: str | None) -> str:
     )
 
 
+_NOT_THE_API = (
+    "not the Screvi API speaking (a web page, not JSON: a Wi-Fi sign-in page, a proxy, or a "
+    "wrong SCREVI_BASE_URL)"
+)
+
+
+def _unexpected(error: UnexpectedResponseError, target: str | None) -> str:
+    if error.not_json:
+        return (
+            f"The answer (HTTP {error.status}) was {_NOT_THE_API}. Next: tell the user to "
+            "check the network (sign in to the Wi-Fi?) and SCREVI_BASE_URL; retrying will not "
+            "help until then."
+        )
+    return _fallback(error, target)
+
+
+def _fallback(error: ScreviAPIError, target: str | None) -> str:
+    if error.code == "busy":
+        return (
+            "The library was busy with another write, so nothing was written. Next: call "
+            "again in a moment."
+        )
+    if error.status >= 500:
+        return "Screvi had a server error. Next: try again shortly."
+    return f"{error.message}. Next: check the arguments and try again."
+
+
 def _said(text: str) -> Callable[[Any, str | None], str]:
     return lambda error, target: text
 
@@ -180,6 +208,7 @@ _ADVICE: tuple[tuple[type[ScreviAPIError] | tuple[type[ScreviAPIError], ...], An
     ),
     ((ValidationFailedError, InvalidParameterError), _invalid),
     (RateLimitedError, _rate_limited),
+    (UnexpectedResponseError, _unexpected),
 )
 
 # Failures with no answer from Screvi, by class: (code, what happened when a write's outcome
@@ -213,19 +242,18 @@ def describe(error: ScreviError, target: str | None = None) -> str:
             return f"[{code}] " + (_unknown_outcome(error, happened) if unknown else message)
     assert isinstance(error, ScreviAPIError)
     if error.outcome_unknown:
-        return f"[{error.code}] " + _unknown_outcome(
-            error, f"Screvi answered with a server error (HTTP {error.status})"
-        )
-    advise = next((advise for kind, advise in _ADVICE if isinstance(error, kind)), None)
-    if advise is not None:
-        advice: str = advise(error, target)
-    else:
-        advice = (
-            "Screvi had a server error. Next: try again shortly."
-            if error.status >= 500
-            else f"{error.message}. Next: check the arguments and try again."
-        )
-    return f"[{error.code}] {advice}"
+        return f"[{error.code}] " + _unknown_outcome(error, _what_came_back(error))
+    advise = next((advise for kind, advise in _ADVICE if isinstance(error, kind)), _fallback)
+    return f"[{error.code}] {advise(error, target)}"
+
+
+def _what_came_back(error: ScreviAPIError) -> str:
+    """What happened to a write whose outcome is unknown, as the answer showed it."""
+    if isinstance(error, UnexpectedResponseError) and error.not_json:
+        return f"The answer (HTTP {error.status}) was {_NOT_THE_API}"
+    if isinstance(error, UnexpectedResponseError):
+        return f"Screvi's answer (HTTP {error.status}) could not be read"
+    return f"Screvi answered with a server error (HTTP {error.status})"
 
 
 @asynccontextmanager

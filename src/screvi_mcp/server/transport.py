@@ -12,6 +12,8 @@ import hmac
 import ipaddress
 import json
 import logging
+import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -58,13 +60,33 @@ MIN_AUTH_TOKEN_CHARS = 32
 MAKE_A_TOKEN = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 
 
+# Length alone lets `a`×32 pass: a token also needs this many different characters and this
+# much entropy by its own character counts (a token_hex(16) has about 118 bits, `a`×32 none).
+MIN_AUTH_TOKEN_DISTINCT = 10
+MIN_AUTH_TOKEN_BITS = 100
+
+
+def token_weakness(token: str) -> str | None:
+    """Why a bearer token cannot guard a port, or None. Never quotes the token."""
+    if any(not char.isprintable() or char.isspace() for char in token):
+        # A header value is stripped: a token of or with spaces could never be presented.
+        return "it holds spaces or control characters"
+    if len(token) < MIN_AUTH_TOKEN_CHARS:
+        return f"it must be at least {MIN_AUTH_TOKEN_CHARS} characters (it has {len(token)})"
+    counts = Counter(token).values()
+    bits = -sum(n * math.log2(n / len(token)) for n in counts)
+    if len(counts) < MIN_AUTH_TOKEN_DISTINCT or bits < MIN_AUTH_TOKEN_BITS:
+        return "it has too few different characters to be hard to guess"
+    return None
+
+
 def check_exposure(options: HttpOptions) -> None:
     token = options.auth_token
-    if token is not None and len(token) < MIN_AUTH_TOKEN_CHARS:
+    weakness = None if token is None else token_weakness(token)
+    if weakness is not None:
         raise StartupRefused(
-            f"the auth token is too weak to guard a network port: it must be at least "
-            f"{MIN_AUTH_TOKEN_CHARS} characters (it has {len(token)}). Make one with: "
-            f"{MAKE_A_TOKEN}"
+            f"the auth token is too weak to guard a network port: {weakness}. Make one "
+            f"with: {MAKE_A_TOKEN}"
         )
     if not is_loopback(options.host) and not options.auth_token:
         raise StartupRefused(

@@ -17,6 +17,7 @@ from screvi_mcp.local.storage.store import imports
 from screvi_mcp.local.storage.store.imports import HighlightItem, Outcome, SourceItem
 from screvi_mcp.progress import ProgressReporter, format_summary
 from screvi_mcp.transfer.records import ImportRecord, Notice, ParsedFile
+from screvi_mcp.transfer.spans import SpanIndex
 
 # Highlights per transaction: big enough to amortise commits and embedding batches, small
 # enough that a progress line moves and one failed batch costs little to redo.
@@ -135,12 +136,14 @@ def _with_earlier_keys(
     Its span overlaps the earlier one with the same start, or holds it (or is held by it).
     """
     prefixes = {record.scope.split(":", 1)[0] + ":" for record, _, _ in ready if record.scope}
-    known: dict[str, list[tuple[str, tuple[int, int]]]] = {}
+    # By span, so a record is compared only with keys near it (a re-import of a book of
+    # 20,000 clips compared each with every other).
+    known: dict[str, SpanIndex[tuple[str, tuple[int, int]]]] = {}
     for prefix in prefixes:
         for key in imports.known_keys(library, "highlight", prefix):
             found = _span_of(key)
             if found is not None:
-                known.setdefault(found[0], []).append((key, found[1]))
+                known.setdefault(found[0], SpanIndex()).add(found[1], (key, found[1]))
     if not known:
         return ready
     linked = []
@@ -149,7 +152,7 @@ def _with_earlier_keys(
             start, end = record.span
             earlier = tuple(
                 key
-                for key, (a, b) in known.get(record.scope, [])
+                for key, (a, b) in _near(known.get(record.scope), record.span)
                 if key != item.key and _same_passage_span((a, b), (start, end))
             )
             if earlier:
@@ -157,6 +160,12 @@ def _with_earlier_keys(
                 item = HighlightItem(item.key, item.source_key, item.body, keys)
         linked.append((record, source, item))
     return linked
+
+
+def _near(
+    index: SpanIndex[tuple[str, tuple[int, int]]] | None, span: tuple[int, int]
+) -> list[tuple[str, tuple[int, int]]]:
+    return [] if index is None else index.overlapping(span)
 
 
 def _batches(

@@ -26,8 +26,8 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from difflib import SequenceMatcher
 
+from screvi_mcp.contract import MAX_HIGHLIGHT_TEXT
 from screvi_mcp.transfer.records import (
     EMPTY_FILE,
     ImportRecord,
@@ -36,8 +36,12 @@ from screvi_mcp.transfer.records import (
     ParsedFile,
     decode_text,
 )
+from screvi_mcp.transfer.spans import SpanIndex, shares_half
 
 SEPARATOR = "=========="
+# Devices write ten; a file edited by hand or by another tool may have a few more or fewer,
+# and reading such a line as text merged two clips into one.
+_SEPARATOR_LINE = re.compile(r"^[ \t]*={8,12}[ \t\r]*$", re.MULTILINE)
 
 # The kind of clip, by the words that name it (lower case), in every supported language.
 # Checked in this order: the first kind whose word appears in the first segment wins.
@@ -271,16 +275,15 @@ def read_clips(path: str, raw: bytes, parsed: ParsedFile) -> list[Clip]:
     """Every clip of the file in order; broken structure raises `MalformedFile`."""
     text = decode_text(path, raw).replace("\ufeff", "")
     lines = text.splitlines()
-    if text.strip() and SEPARATOR not in text:
+    if text.strip() and not _SEPARATOR_LINE.search(text):
         raise MalformedFile(path, 1, f"no '{SEPARATOR}' separator: not a Kindle clippings file")
     clips: list[Clip] = []
     block: list[tuple[int, str]] = []
     for number, content in enumerate([*lines, SEPARATOR], start=1):
-        if content.strip() != SEPARATOR:
-            block.append((number, content))
+        if not _SEPARATOR_LINE.match(content):
+            if block or content.strip():  # blank lines before a title are not kept
+                block.append((number, content))
             continue
-        while block and not block[0][1].strip():
-            block.pop(0)
         if block:
             clip = _read_block(path, block, parsed)
             if clip is not None:
@@ -320,8 +323,7 @@ def _same_passage(old: Clip, new: Clip) -> bool:
     a, b = old.text.casefold(), new.text.casefold()
     if not a or not b or a in b or b in a:
         return True
-    match = SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b))
-    return match.size >= 0.5 * min(len(a), len(b))
+    return shares_half(a, b)
 
 
 def book_key(title: str, author: str | None) -> str:
@@ -347,56 +349,74 @@ def parse(path: str, raw: bytes) -> ParsedFile:
             if not decode_text(path, raw).strip()
             else "no clips found in the file: nothing to import (is it My Clippings.txt?)"
         )
-    kept: list[Clip] = []
+    kept: dict[int, Clip] = {}  # by id(): removing one is not a scan of the list
     notes: list[Clip] = []
-    by_book: dict[tuple[str, str | None], list[Clip]] = {}
+    by_book: dict[tuple[str, str | None], SpanIndex[Clip]] = {}
+    handles: dict[int, int] = {}
     for clip in clips:
-        if clip.kind == "bookmark":
-            parsed.skip("bookmarks")
+        if not _admissible(clip, parsed):
             continue
         if clip.kind == "note":
-            if clip.text:
-                notes.append(clip)
-            else:
-                parsed.rejected.append(Notice(clip.line, "empty note"))
+            notes.append(clip)
             continue
-        if not clip.text:
-            parsed.notices.append(
-                Notice(
-                    clip.line,
-                    f"empty highlight in {clip.title!r} (the book's clipping limit was "
-                    "probably reached): not stored",
-                )
-            )
-            continue
-        same_book = by_book.setdefault((clip.title, clip.author), [])
-        earlier = next((old for old in same_book if _same_passage(old, clip)), None)
+        same_book = by_book.setdefault((clip.title, clip.author), SpanIndex())
+        earlier = None
+        if clip.span is not None:
+            candidates = same_book.overlapping(clip.span)
+            earlier = next((old for old in candidates if _same_passage(old, clip)), None)
         if earlier is not None:
-            same_book.remove(earlier)
-            kept.remove(earlier)
+            same_book.remove(handles.pop(id(earlier)))
+            del kept[id(earlier)]
             clip.superseded.extend([_highlight_key(earlier), *earlier.superseded])
             parsed.skip("earlier versions of a highlight extended or edited later")
-        same_book.append(clip)
-        kept.append(clip)
+        if clip.span is not None:
+            handles[id(clip)] = same_book.add(clip.span, clip)
+        kept[id(clip)] = clip
     for note in notes:
-        owner = _note_owner(note, by_book.get((note.title, note.author), []))
+        owner = _note_owner(note, by_book.get((note.title, note.author)))
         if owner is None:
             # A note typed without selecting text: the note is the passage.
-            kept.append(note)
+            kept[id(note)] = note
         else:
             owner.notes.append(note.text)
-    for clip in kept:
+    for clip in kept.values():
         parsed.records.append(_record(clip))
     return parsed
 
 
-def _note_owner(note: Clip, candidates: list[Clip]) -> Clip | None:
+def _admissible(clip: Clip, parsed: ParsedFile) -> bool:
+    """Whether a clip is a highlight or note to import; says why not. The length is checked
+    here, before a clip is compared with others (the API refuses it anyway)."""
+    if clip.kind == "bookmark":
+        parsed.skip("bookmarks")
+        return False
+    if len(clip.text) > MAX_HIGHLIGHT_TEXT:
+        parsed.rejected.append(
+            Notice(clip.line, f"longer than {MAX_HIGHLIGHT_TEXT} characters (the API's limit)")
+        )
+        return False
+    if clip.text:
+        return True
+    if clip.kind == "note":
+        parsed.rejected.append(Notice(clip.line, "empty note"))
+    else:
+        parsed.notices.append(
+            Notice(
+                clip.line,
+                f"empty highlight in {clip.title!r} (the book's clipping limit was "
+                "probably reached): not stored",
+            )
+        )
+    return False
+
+
+def _note_owner(note: Clip, candidates: SpanIndex[Clip] | None) -> Clip | None:
     """The highlight a note belongs to: the one whose span holds the note's position, the one
     ending there first (Kindle places a note at the end of its highlight), latest first."""
     point = note.span
-    if point is None:
+    if point is None or candidates is None:
         return None
-    holding = [clip for clip in candidates if clip.span and _overlaps(clip.span, point)]
+    holding = candidates.overlapping(point)
     if not holding:
         return None
     ending = [clip for clip in holding if clip.span and clip.span[1] == point[0]]

@@ -13,6 +13,12 @@ know, and a real Readwise export has none of them): `Screvi Source Type`, the so
 and `Screvi Tags` / `Screvi Document Tags`, the tag names as a JSON list (Readwise's Tags
 column is comma-separated, which splits a name holding a comma). When present they are read
 instead of guessing the type and splitting the tag columns.
+
+Formulas (CWE-1236): a spreadsheet runs a cell that starts with `=`, `+`, `-`, `@`, a tab or a
+carriage return as a formula (`=HYPERLINK(...)` leaks data on a click). `export csv` puts an
+apostrophe before such a cell, and before a cell that is apostrophes followed by one of them,
+so the change can be undone exactly; reading a file that has our columns undoes it. A real
+Readwise export (none of our columns) is read as it is.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from typing import Any, get_args
 
 from screvi_mcp.contract import SourceTypeName
@@ -58,7 +65,24 @@ EXTRA_COLUMNS: tuple[str, ...] = (SOURCE_TYPE_COLUMN, TAGS_COLUMN, DOCUMENT_TAGS
 KNOWN_SOURCE_TYPES = tuple(name for name in get_args(SourceTypeName) if name != "youtube")
 LEGACY_SOURCE_TYPES = {"youtube": "video"}
 REQUIRED = ("Highlight", "Book Title")
+# A cell a spreadsheet would run, once neutralised: apostrophes, then a formula character.
+_NEUTRALISED = re.compile(r"\A'+[=+\-@\t\r]")
+_NEEDS_NEUTRALISING = re.compile(r"\A'*[=+\-@\t\r]")
+
+
+def neutralise(cell: str) -> str:
+    """A cell no spreadsheet runs as a formula; `restore` gives it back exactly."""
+    return "'" + cell if _NEEDS_NEUTRALISING.match(cell) else cell
+
+
+def restore(cell: str) -> str:
+    return cell[1:] if _NEUTRALISED.match(cell) else cell
+
+
 FAVORITE_TAG = "favorite"
+# More tags than this on one highlight is a broken file, not a reader's tagging: the record is
+# refused before its tags are compared or stored.
+MAX_IMPORT_TAGS = 100
 # Location Type values, as Readwise writes them, mapped to what they tell about the source.
 TIME_LOCATIONS = ("time", "time_offset", "timestamp")
 WEB_LOCATIONS = ("offset",)
@@ -180,6 +204,7 @@ def parse(path: str, raw: bytes) -> ParsedFile:
         )
     line = reader.line_num
     rows = 0
+    ours = any(name in names for name in EXTRA_COLUMNS)
     while True:
         start = line + 1
         try:
@@ -199,6 +224,8 @@ def parse(path: str, raw: bytes) -> ParsedFile:
                 "(a stray quote or comma?)",
             )
         # Quoted fields keep the file's line ends; the library stores plain "\n".
+        if ours:
+            values = [restore(value) for value in values]
         fields = [value.replace("\r\n", "\n").replace("\r", "\n") for value in values]
         record = _record(start, dict(zip(names, fields, strict=True)), parsed)
         if record is not None:
@@ -231,9 +258,16 @@ def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord 
     tags = _tag_list(row, TAGS_COLUMN, "Tags", line, parsed)
     if any(name.casefold() == FAVORITE_TAG for name in split_tags(row.get("Tags", ""))):
         tags.append(FAVORITE_TAG)  # our Tags JSON holds tag names; Tags says favourite
+    held = {tag.casefold() for tag in tags}
     for name in _tag_list(row, DOCUMENT_TAGS_COLUMN, "Document tags", line, parsed):
-        if name.casefold() not in {tag.casefold() for tag in tags}:
+        if name.casefold() not in held:
+            held.add(name.casefold())
             tags.append(name)
+    if len(held) > MAX_IMPORT_TAGS:
+        parsed.rejected.append(
+            Notice(line, f"{len(held)} tags; at most {MAX_IMPORT_TAGS} are imported per highlight")
+        )
+        return None
     # Readwise marks favourites with a tag; the library has a field for it.
     favorite = any(tag.casefold() == FAVORITE_TAG for tag in tags)
     tags = [tag for tag in tags if tag.casefold() != FAVORITE_TAG]

@@ -167,6 +167,22 @@ def _admit(
 NO_WAIT_READS = True
 
 
+BUSY = ApiError(
+    503,
+    "busy",
+    "The library is busy with another write and nothing was written; try again in a moment",
+)
+
+
+def _internal_error(request: Request, error: Exception, headers: dict[str, str]) -> Response:
+    # The kind of failure at ERROR; the traceback only when debugging is asked for.
+    log.error("internal error on %s %s: %s", request.method, request.url.path, type(error).__name__)
+    log.debug("traceback", exc_info=True)
+    return error_response(
+        ApiError(500, "internal_error", "Internal server error; try again later"), headers
+    )
+
+
 def _would_wait(error: sqlite3.OperationalError) -> bool:
     text = str(error)
     return "locked" in text or "busy" in text
@@ -285,19 +301,14 @@ def endpoint(
             return error_response(error, headers)
         except StoreError as error:
             return error_response(from_store(error), headers)
+        except sqlite3.OperationalError as error:
+            if not _would_wait(error):
+                return _internal_error(request, error, headers)
+            # SQLite's lock wait ran out before the transaction began: nothing was written,
+            # and a client may say so rather than call the outcome unknown.
+            return error_response(BUSY, {**headers, "Retry-After": "1"})
         except Exception as error:
-            # The kind of failure at ERROR; the traceback only when debugging is asked for.
-            log.error(
-                "internal error on %s %s: %s",
-                request.method,
-                request.url.path,
-                type(error).__name__,
-            )
-            log.debug("traceback", exc_info=True)
-            return error_response(
-                ApiError(500, "internal_error", "Internal server error; try again later"),
-                headers,
-            )
+            return _internal_error(request, error, headers)
 
     _PIPELINE_ENDPOINTS.add(run)
     return run

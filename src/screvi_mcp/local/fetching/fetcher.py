@@ -41,6 +41,10 @@ class FetchSettings:
     # worker until `total_timeout` on every attempt.
     min_bytes_per_second: int = 2048
     min_rate_grace: float = 10.0
+    # From sending the request to the end of the answer's headers. Headers trickled a byte
+    # at a time reset the read timeout with each byte: without this bound a page held a
+    # worker for the whole fetch on every attempt. Not retried, as a trickling body is not.
+    header_timeout: float = 15.0
     # Bound of each network step POST /articles waits for (short link, social post).
     save_timeout: float = 10.0
     user_agent: str = DEFAULT_USER_AGENT
@@ -220,7 +224,7 @@ class Fetcher:
         raise TooManyRedirectsError(f"more than {self.settings.max_redirects} redirects", url=url)
 
     def _stream(self, url: str, headers: dict[str, str]) -> _GuardedStream:
-        return _GuardedStream(self._client, url, headers)
+        return _GuardedStream(self._client, url, headers, self.settings.header_timeout)
 
     def _redirect_target(self, response: httpx.Response, current: str) -> str | None:
         if response.status_code not in _REDIRECT_CODES:
@@ -332,10 +336,13 @@ class Fetcher:
 class _GuardedStream:
     """`client.stream(GET)` with transport exceptions turned into FetchErrors."""
 
-    def __init__(self, client: httpx.AsyncClient, url: str, headers: dict[str, str]) -> None:
+    def __init__(
+        self, client: httpx.AsyncClient, url: str, headers: dict[str, str], header_timeout: float
+    ) -> None:
         self._client = client
         self._url = url
         self._headers = headers
+        self._header_timeout = header_timeout
         self._response: httpx.Response | None = None
 
     async def __aenter__(self) -> httpx.Response:
@@ -344,7 +351,13 @@ class _GuardedStream:
         except (httpx.InvalidURL, ValueError) as exc:
             raise FetchError(f"invalid URL: {exc}", url=self._url) from None
         try:
-            self._response = await self._client.send(request, stream=True)
+            async with asyncio.timeout(self._header_timeout):
+                self._response = await self._client.send(request, stream=True)
+        except TimeoutError:
+            raise TooSlowError(
+                f"the server took more than {self._header_timeout:g} s to send its headers",
+                url=self._url,
+            ) from None
         except BlockedAddressError as exc:
             raise BlockedURLError(str(exc), url=self._url) from None
         except httpx.TimeoutException:

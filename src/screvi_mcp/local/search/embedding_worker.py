@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,10 @@ class EmbeddingWorker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        # How fast this worker embeds: the search backlog's lag estimate (backlog.py).
+        from screvi_mcp.local.search.backlog import Throughput
+
+        self.throughput = Throughput()
 
     def start(self, first: Callable[[], None] | None = None) -> None:
         """Start the thread; it runs `first` (if given) before its first round."""
@@ -72,9 +77,11 @@ class EmbeddingWorker:
         token = self._claim if threading.current_thread() is self._thread else new_claim_token()
         handled = 0
         while not self._stop.is_set():
+            began = time.monotonic()
             claimed = self._index.embed_queued(token)
             if not claimed:
                 return handled
+            self.throughput.note(claimed, time.monotonic() - began)
             handled += claimed
             if after_round is not None:
                 after_round()

@@ -94,4 +94,12 @@ async def search_highlights(
         )
     elif result.pagination.total == 0 and (min_relevance is None or min_relevance > 0.5):
         text += " Try other words, or a lower min_relevance such as 0.5."
+    if result.embedding_pending:
+        lag = result.embedding_lag_seconds
+        behind = "" if lag is None else f", about {max(1, round(lag))} s behind"
+        text += (
+            f" Note: {result.embedding_pending} recently written highlights are not "
+            f"searchable by meaning yet{behind}; keyword matches include them. Search again "
+            "later if a recent highlight is missing."
+        )
     return text

@@ -15,10 +15,11 @@ from screvi_mcp.contract import (
 from screvi_mcp.local.api.error_answers import invalid_parameter
 from screvi_mcp.local.api.request_pipeline import Call, Reply, endpoint
 from screvi_mcp.local.search import keyword_only
+from screvi_mcp.local.search.backlog import SEARCH_NOTE_MIN_PENDING, embedding_backlog
 from screvi_mcp.local.search.engine import SearchQuery, search
 from screvi_mcp.local.storage.store import wire
 from screvi_mcp.local.storage.store.pages import pagination
-from screvi_mcp.models import KEYWORD_ONLY_HEADER
+from screvi_mcp.models import EMBEDDING_BACKLOG_HEADER, KEYWORD_ONLY_HEADER
 
 MAX_QUERY_LENGTH = MAX_QUERY_CHARS
 
@@ -64,6 +65,11 @@ def search_highlights(call: Call) -> Reply:
     # An extension header (the spec's body is untouched): a client can tell its agent why
     # only exact words match, rather than advise a lower min_relevance that cannot help.
     headers = {KEYWORD_ONLY_HEADER: _latin1(reason)} if reason else {}
+    if not reason:
+        # Results must not look complete while many recent highlights have no vector yet.
+        backlog = embedding_backlog(call.library)
+        if backlog.pending >= SEARCH_NOTE_MIN_PENDING:
+            headers[EMBEDDING_BACKLOG_HEADER] = backlog.header()
     return Reply(body, headers=headers)
 
 
