@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from screvi_mcp import config
-from screvi_mcp.cli_parsing import port
+from screvi_mcp.cli.parsing import port
 
 # The one request `--online` makes gets this long in all (no patient retries: a set-up
 # check should answer in seconds).

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from screvi_mcp import __version__, config
-from screvi_mcp.cli_parsing import OneLineParser, check_options, port
+from screvi_mcp.cli.parsing import OneLineParser, check_options, port
 
 log = logging.getLogger("screvi_mcp")
 
@@ -743,7 +743,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_transfer_commands(commands)
     _add_sync_command(commands)
-    from screvi_mcp import check
+    from screvi_mcp.cli import check
     from screvi_mcp.review import command as review_command
 
     review = commands.add_parser("review", help="today's spaced-repetition review of highlights")
