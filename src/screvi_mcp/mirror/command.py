@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--library",
         metavar="PATH",
-        default=argparse.SUPPRESS,  # keeps a --library given before `sync` (cli.py says why)
+        default=argparse.SUPPRESS,  # keeps a --library given before `sync` (why: cli/common.py)
         help=f"the mirror's library file (default: {default_mirror_path()})",
     )
     parser.add_argument(

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--library",
         metavar="PATH",
-        default=argparse.SUPPRESS,  # keeps a --library given before `review` (cli.py says why)
+        default=argparse.SUPPRESS,  # keeps a --library given before `review` (why: cli/common.py)
         help=f"library file (default: ${config.LIBRARY_ENV}, or the mirror's with --mirror)",
     )
     parser.add_argument(

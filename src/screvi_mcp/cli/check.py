@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from screvi_mcp import config
-from screvi_mcp.cli_parsing import port
+from screvi_mcp.cli.common import DEFAULT_HOST, port_problem
+from screvi_mcp.cli.parsing import port
+from screvi_mcp.cli.serve import SERVE_PORT
 
 # The one request `--online` makes gets this long in all (no patient retries: a set-up
 # check should answer in seconds).
@@ -70,8 +72,6 @@ def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
 
 
 def run(args: argparse.Namespace) -> int:
-    from screvi_mcp.cli import DEFAULT_HOST, SERVE_PORT
-
     findings = [
         check_library(config.library_path(getattr(args, "library", None))),
         check_models(),
@@ -251,8 +251,6 @@ def check_mirror(explicit: str | None) -> list[Finding]:
 
 
 def check_port(host: str, number: int) -> Finding:
-    from screvi_mcp.cli import port_problem
-
     problem = port_problem(host, number, "--port")
     if problem:
         return Finding("port", False, f"{problem} (only matters for the HTTP transports)")
