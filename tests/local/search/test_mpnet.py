@@ -436,3 +436,23 @@ def test_a_default_mpnet_that_cannot_be_converted_falls_back_to_minilm_and_says_
     assert choice.embedder.model_id == embedder_module.DEFAULT_MODEL_ID
     assert choice.note is not None and "mpnet_conversion_failed" in choice.note
     assert "light fallback" in choice.note
+
+
+def test_the_start_up_line_names_the_search_model(tmp_path: Path) -> None:
+    """What `screvi-mcp` says on stderr before serving: which model ranks by meaning."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, ENGLISH_MODEL_ENV: "minilm"}
+    env.pop("SCREVI_API_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "screvi_mcp", "--library", str(tmp_path / "library.sqlite3")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert "; search by meaning uses all-MiniLM-L6-v2; serving MCP over stdio" in done.stderr
