@@ -131,8 +131,10 @@ def machine() -> dict[str, Any]:
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """Our environment without SCREVI_* settings (they would change the mode), plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCREVI_")}
+    """Our environment without SCREVI_* settings (they would change the mode), plus `extra`.
+    SCREVI_ENGLISH_MODEL is kept: it picks the English model for every worker of a run."""
+    keep = "SCREVI_ENGLISH_MODEL"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCREVI_") or k == keep}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     env.update(extra)
     return env

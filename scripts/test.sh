@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[local,test]'
+.venv/bin/screvi-mcp install-model
 # What scripts/serve.sh checks to start without reinstalling (a superset of its install).
 python3 scripts/install_stamp.py >.venv/.screvi-mcp-installed
 .venv/bin/ruff check src tests bench scripts

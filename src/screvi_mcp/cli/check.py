@@ -135,13 +135,12 @@ def check_models() -> Finding:
         preflight.check_english_model()
     except config.ConfigurationProblem as problem:
         return Finding("models", False, str(problem))
-    english = os.environ.get(preflight.ENGLISH_MODEL_ENV, "").strip().lower() or "minilm"
-    custom = os.environ.get(preflight.MODEL_DIR_ENV, "").strip()
-    model = f"the model in {custom}" if custom else english
+    from screvi_mcp.local.search.mpnet import describe_english_model
+
     multilingual = (
         "installed" if preflight.multilingual_model_present() else "not installed (optional)"
     )
-    return Finding("models", True, f"search by meaning with {model}; multilingual {multilingual}")
+    return Finding("models", True, f"{describe_english_model()}; multilingual {multilingual}")
 
 
 def check_hosted(*, online: bool) -> list[Finding]:

