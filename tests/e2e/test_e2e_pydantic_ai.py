@@ -39,6 +39,7 @@ from pydantic_ai.toolsets import WrapperToolset
 pytestmark = pytest.mark.e2e
 
 TAG = "e2e-pydantic-ai"
+START_TIMEOUT_SECONDS = 60.0
 
 
 def last_result(messages: list[ModelMessage]) -> tuple[str, str] | None:
@@ -114,6 +115,13 @@ async def test_pydantic_ai_agent_runs_the_scenario(
     assert len(toolsets) == 2
     screvi = toolsets[0]
     assert isinstance(screvi, WrapperToolset) and isinstance(screvi.wrapped, MCPToolset)
+    # pydantic-ai gives each server 5 s to answer `initialize`; a stdio server (an interpreter
+    # and the SDK) needs longer on a busy 2-core machine. This test is about the config and
+    # the calls, not start-up speed, so the handshake gets the harness's start-up bound.
+    for toolset in toolsets:
+        assert isinstance(toolset, WrapperToolset) and isinstance(toolset.wrapped, MCPToolset)
+        assert isinstance(toolset.wrapped.client._init_timeout, float)  # still the field's name
+        toolset.wrapped.client._init_timeout = START_TIMEOUT_SECONDS
     seen_tools: list[str] = []
     agent = Agent(scripted_model(article_url(site, "pydantic-ai"), seen_tools), toolsets=toolsets)
 

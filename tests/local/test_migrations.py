@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -13,13 +12,15 @@ import pytest
 from screvi_mcp.local.storage import db
 from screvi_mcp.local.storage.library import Library
 
-# Each process waits for the go file, then opens (and so migrates) the same fresh library.
+# Each process says it is ready on stdout, waits for the go file, then opens (and so
+# migrates) the same fresh library.
 _OPENER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
     from screvi_mcp.local.storage.library import Library
     go = Path(sys.argv[2])
+    print("ready", flush=True)
     while not go.exists():
         time.sleep(0.002)
     library = Library.open(sys.argv[1])
@@ -46,7 +47,10 @@ def test_processes_opening_a_fresh_library_together_all_succeed(
             )
             for n in range(processes)
         ]
-        time.sleep(1.5)  # let every interpreter start and reach the wait
+        for child in children:  # every interpreter started and reached the wait
+            assert child.stdout is not None
+            if child.stdout.readline() != "ready\n":  # "" when it died first
+                pytest.fail(f"an opener failed to start: {child.communicate(timeout=60)[1]}")
         go.touch()
         failures = []
         for child in children:

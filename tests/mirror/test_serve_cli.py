@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from mirror_testkit import StandIn, sync
+
+from testsupport.command import run_command
 
 WAIT_SECONDS = 60.0
 
@@ -87,7 +90,9 @@ async def test_the_mirror_over_stdio_writes_through_with_the_key(
     assert stand_in.key not in stderr
 
 
-def test_odd_mirror_paths_are_refused_in_one_line_and_nothing_is_created(tmp_path: Path) -> None:
+def test_odd_mirror_paths_are_refused_in_one_line_and_nothing_is_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`--mirror --library` at a folder or at a file that is not a library ended in a SQLite
     traceback; a path not synced yet was created (folder and empty library) just to say it
     was not a mirror."""
@@ -101,9 +106,9 @@ def test_odd_mirror_paths_are_refused_in_one_line_and_nothing_is_created(tmp_pat
         (missing, "does not exist"),
         (unsynced, "not a mirror yet"),
     ):
-        done = _serve(library)
-        assert done.returncode == 2, done.stderr
-        assert expected in done.stderr and "Traceback" not in done.stderr
-        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        code, _, err = run_command(monkeypatch, capsys, "--mirror", "--library", str(library))
+        assert code == 2, err
+        assert expected in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1, err
     assert not missing.parent.exists() and not unsynced.exists()
     assert notes.read_text(encoding="utf-8") == "not a library\n"

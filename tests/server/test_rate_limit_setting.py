@@ -4,16 +4,16 @@ stops the server at start with a message naming the variable."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from server_testkit import SCREVI_MCP, LocalApi, Seed, ServerProcess, call_ok, server_env
+from server_testkit import LocalApi, Seed, ServerProcess, call_ok, server_env
 
 from screvi_mcp.local.api.keys import create_key
 from screvi_mcp.local.storage.library import Library
+from testsupport.command import run_command
 
 # Past the 100 a minute the client would otherwise allow itself in one burst.
 CALLS = 130
@@ -50,15 +50,10 @@ async def test_a_raised_limit_lets_a_burst_past_100_through(
 
 
 @pytest.mark.parametrize("value", ["0", "many", "1.5", "2000000"])
-def test_a_bad_value_stops_the_server_naming_the_variable(value: str) -> None:
-    done = subprocess.run(
-        [SCREVI_MCP],
-        env=server_env(SCREVI_API_KEY="sk_live_unused", SCREVI_RATE_LIMIT=value),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert "SCREVI_RATE_LIMIT must be a whole number of requests per minute" in done.stderr
+def test_a_bad_value_stops_the_server_naming_the_variable(
+    value: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = {"SCREVI_API_KEY": "sk_live_unused", "SCREVI_RATE_LIMIT": value}
+    code, _, err = run_command(monkeypatch, capsys, env=env)
+    assert code == 2
+    assert "SCREVI_RATE_LIMIT must be a whole number of requests per minute" in err

@@ -137,8 +137,13 @@ async def test_stdio_subprocess_speaks_only_protocol_on_stdout(
 # Streamable HTTP and SSE ------------------------------------------------------------------
 
 
+# Clients the tests hand the SDK get a bound like the SDK's own (30 s): httpx's default 5 s
+# read timeout ran out on a busy machine while the server answered its first call.
+HTTP_TIMEOUT = httpx2.Timeout(60.0)
+
+
 def authorized() -> httpx2.AsyncClient:
-    return httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
+    return httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=HTTP_TIMEOUT)
 
 
 async def test_streamable_http_with_token(servers: dict[str, ServerProcess], seed: Seed) -> None:
@@ -257,7 +262,7 @@ async def test_client_key_header_is_used_for_that_call(
 ) -> None:
     """The server's own key can write; a call carrying a read-only key cannot."""
     async with (
-        httpx2.AsyncClient() as http,
+        httpx2.AsyncClient(timeout=HTTP_TIMEOUT) as http,
         Client(
             streamable_http_client(mcp_url(servers["stateless"]), http_client=http), cache=None
         ) as client,

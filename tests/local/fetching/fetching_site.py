@@ -260,8 +260,9 @@ class _Handler(BaseHTTPRequestHandler):
                 pass
             self.close_connection = True
         elif path == "/pause":
-            # A page that takes a moment: long enough for another process to start meanwhile.
-            site.release.wait(0.8)
+            # A page held until the test releases it (or 15 s pass, inside the fetcher's 20 s
+            # read timeout): other processes start and claim while it is being fetched.
+            site.release.wait(15)
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self.send(200, ARTICLE_HTML)
         elif path == "/trickle":

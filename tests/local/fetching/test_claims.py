@@ -140,6 +140,15 @@ _WORKER = textwrap.dedent(
 )
 
 
+def _wait_for_requests(site: LocalSite, count: int, children: list[subprocess.Popen[str]]) -> None:
+    deadline = time.monotonic() + 120  # a bound against hanging, not a timing check
+    while site.hits("/pause") < count:
+        for child in children:
+            assert child.poll() is None, child.communicate()[1][-2000:]
+        assert time.monotonic() < deadline, f"{site.hits('/pause')} of {count} pages asked for"
+        time.sleep(0.02)
+
+
 def test_processes_sharing_a_library_fetch_each_page_once(tmp_path: Path, site: LocalSite) -> None:
     path = tmp_path / "shared.sqlite3"
     library = Library.open(path)
@@ -151,17 +160,23 @@ def test_processes_sharing_a_library_fetch_each_page_once(tmp_path: Path, site: 
                 ids.append(article_rows.insert_article(conn, url, normalise_url(url)))
     finally:
         library.close()
-    children = []
-    for _ in range(3):
-        children.append(
-            subprocess.Popen(
-                [sys.executable, "-c", _WORKER, str(path)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
-        time.sleep(1.0)  # the next process starts while the previous ones are fetching
+
+    # The site holds every page until released. The next processes start (and run their
+    # start-up re-queue) while the first holds live claims; with two fetches a worker, all
+    # six pages are asked for at once only if all three workers claim, none twice.
+    children = [start()]
+    _wait_for_requests(site, 1, children)
+    children += [start(), start()]
+    _wait_for_requests(site, 6, children)
+    site.release.set()
     for child in children:
         _, err = child.communicate(timeout=150)
         assert child.returncode == 0, err[-2000:]
