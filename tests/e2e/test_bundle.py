@@ -19,6 +19,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import TextContent
 
+from screvi_mcp.local.search.mpnet.convert import cache_root
 from screvi_mcp.server.app import all_tool_specs
 
 pytestmark = pytest.mark.e2e
@@ -74,6 +75,10 @@ async def test_the_server_starts_as_a_host_starts_it_and_answers_tools(
     config = host_config(unpacked, {"library_path": str(library)})
     assert config["env"]["SCREVI_API_KEY"] == ""
     env = quiet_env(tmp_path, {"UV_CACHE_DIR": str(UV_CACHE), "UV_PYTHON_DOWNLOADS": "never"})
+    # The converted English model where this machine's user keeps it (scripts/test.sh's
+    # `install-model` made it), as a real user's second install would find it: the private
+    # HOME would otherwise convert it again (half a minute, 2.4 GB).
+    env["SCREVI_MODEL_CACHE"] = str(cache_root())
     # The host puts its own uv on PATH; here it is the venv's. uv reaches the package index
     # through this machine's own TLS and proxy settings, as any program the host starts would.
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
