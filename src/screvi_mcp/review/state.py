@@ -127,6 +127,16 @@ class ReviewState:
                 )
         return found
 
+    def exported_cards(self) -> list[dict[str, object]]:
+        """Every card of this account as plain JSON values, for `export json`: what FSRS
+        remembers of each highlight, its next due time, and whether it was discarded."""
+        rows = self.conn.execute(
+            "SELECT highlight_id, state, step, stability, difficulty, due, last_review, "
+            "reviews, discarded_at FROM review_cards WHERE account = ? ORDER BY highlight_id",
+            (self.account,),
+        )
+        return [dict(row) for row in rows]
+
     def due(self, before: datetime, *, limit: int, skip: int = 0) -> list[str]:
         """Ids of cards due before `before`, most overdue first."""
         rows = self.conn.execute(

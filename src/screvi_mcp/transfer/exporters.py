@@ -16,7 +16,7 @@ export sees exactly what an agent sees: live highlights only, with their tags an
 - `csv FILE`: Readwise's export columns, so `import readwise` reads it back (round trip),
   then columns of ours Readwise ignores: the source type, and the tag names as JSON lists (a
   name may hold a comma), which Readwise's CSV cannot carry.
-- `json FILE`: `{exported_at, sources: [Source], highlights: [Highlight]}`.
+- `json FILE`: `{exported_at, sources: [Source], highlights: [Highlight], review_cards}`.
 """
 
 from __future__ import annotations
@@ -183,11 +183,13 @@ def write_csv(dump: LibraryDump, target: Path) -> int:
 # -- JSON -----------------------------------------------------------------------------------
 
 
-def write_json(dump: LibraryDump, target: Path) -> int:
+def write_json(dump: LibraryDump, target: Path, review: list[dict[str, object]]) -> int:
     document = {
         "exported_at": clock.now(),
         "sources": [source.model_dump(mode="json") for source in dump.sources],
         "highlights": [highlight.model_dump(mode="json") for highlight in dump.highlights],
+        # The daily review's schedule (review/state.py): the one format that can carry it.
+        "review_cards": review,
     }
     _atomic_write(target, lambda handle: json.dump(document, handle, ensure_ascii=False, indent=2))
     return len(dump.highlights)
@@ -347,6 +349,13 @@ def library_identity(library_path: Path, note_sources: Iterable[str] = ()) -> tu
 # -- the job --------------------------------------------------------------------------------
 
 
+def review_cards(library_path: Path) -> list[dict[str, object]]:
+    from screvi_mcp.review.state import ReviewState
+
+    with ReviewState.open(library_path) as state:
+        return state.exported_cards()
+
+
 def export_library(
     kind: str, target: Path, library_path: Path, *, progress: ProgressReporter | None = None
 ) -> str:
@@ -372,7 +381,7 @@ def export_library(
         rows = write_csv(dump, target)
         return f"Exported {rows} highlights to {target} (Readwise CSV columns)"
     if kind == "json":
-        count = write_json(dump, target)
+        count = write_json(dump, target, review_cards(library_path))
         return f"Exported {len(dump.sources)} sources and {count} highlights to {target}"
     written, removed, count, passed_over = write_markdown(dump, target, library_id, held)
     summary = f"Exported {count} highlights as {written} notes to {target}"
