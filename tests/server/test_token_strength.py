@@ -19,6 +19,8 @@ from screvi_mcp.server.transport import HttpOptions, StartupRefused, check_expos
         (secrets.token_urlsafe(32) + " ", "spaces or control characters"),
         ("ab" * 8, "at least 32 characters"),
     ],
+    # Fixed ids: the random token would name the test differently in each xdist worker.
+    ids=["a-x32", "password-x4", "spaces", "strong-with-space", "short"],
 )
 def test_weak_or_unusable_tokens_are_refused(token: str, why: str) -> None:
     with pytest.raises(StartupRefused) as refused:
