@@ -12,7 +12,6 @@ so even a background fetcher (which refuses loopback addresses) sends no traffic
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,36 +24,12 @@ from api_testkit import Api, Keys, OpenApi, in_process, over_socket
 from screvi_mcp.local.api import keys
 from screvi_mcp.local.api.app import create_app
 from screvi_mcp.local.storage.library import Library
-
-_EMBEDDERS: dict[str, Any] = {}
+from testsupport.embeddings import share_one_embedding_model
 
 
 @pytest.fixture(autouse=True)
 def _one_embedding_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Load the semantic-search model once for these tests rather than once per app start.
-
-    Every test starts a fresh app over a fresh library, and the app attaches the semantic
-    index at start-up; the model holds no library state, so sharing it only saves time. The
-    patch lives for one test at a time (other folders' tests load models their own way), and
-    the cache is keyed by the model-directory setting. If the search package is absent or
-    reshaped, tests run unchanged, just slower.
-    """
-    try:
-        from screvi_mcp.local.search import embedder
-    except ImportError:
-        return
-    original = getattr(embedder, "load_embedder", None)
-    setting = getattr(embedder, "MODEL_DIR_ENV", None)
-    if original is None or setting is None:
-        return
-
-    def load_once() -> Any:
-        key = os.environ.get(setting, "")
-        if key not in _EMBEDDERS:
-            _EMBEDDERS[key] = original()
-        return _EMBEDDERS[key]
-
-    monkeypatch.setattr(embedder, "load_embedder", load_once)
+    share_one_embedding_model(monkeypatch)
 
 
 @pytest.fixture(scope="session")
