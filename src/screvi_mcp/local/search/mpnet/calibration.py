@@ -19,20 +19,10 @@ from __future__ import annotations
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.judge import JudgeWeights
 
-MPNET_CALIBRATION = Calibration(
-    raw=(0.0, 0.35, 0.80, 1.0),
-    calibrated=(0.0, 0.72, 0.97, 1.0),
-    # The cosine curve of verify=true before MPNET_JUDGE; no longer read for this model.
-    verifier_midpoint=0.37,
-    verifier_slope=25.0,
-    gate=0.48,
-    # No cut near the best match (fit_parameters.py --best-gap, 2026-11-25): above its floor
-    # mpnet leaves 1.3 unlabelled results per tuning query, and every gap tried, up to
-    # 0.30, dropped a relevant one.
-    best_gap=None,
-)
+# Chance of relevance by raw cosine (calibration.py), fitted on the tuning half's candidate
+# pairs by fit_calibration.py.
+MPNET_CALIBRATION = Calibration.through(cosine_at_default=0.35, slope=16.0)
 # Tuning pairs (each query's 20 best candidates): AUC cosine 0.908, judge 0.943. The
 # cosine's own weight comes out negative beside max-sim, which carries the same signal
-# more sharply (they correlate). verify=true keeps a match judged at least `threshold`:
-# the rule chose the lowest cut tried, every higher one lost answers on the tuning half.
-MPNET_JUDGE = JudgeWeights(bias=-6.42, weights=(-2.0, 12.91, 0.66, 12.12), threshold=0.02)
+# more sharply (they correlate).
+MPNET_JUDGE = JudgeWeights(bias=-6.42, weights=(-2.0, 12.91, 0.66, 12.12))
