@@ -170,6 +170,7 @@ class LabelledLibrary:
             extra = rows.highlights([(text, None, None, False, []) for text in distractors])
             self.key_of.update({seq: f"{DISTRACTOR_KEY}{n}" for n, seq in enumerate(extra)})
         self.seq_of = {key: seq for seq, key in self.key_of.items()}
+        self._memo: dict[SearchQuery, list[str]] = {}
 
     def keyword(self, q: str) -> list[str]:
         conn = self.library.connection()
@@ -201,12 +202,22 @@ class LabelledLibrary:
         return self.semantic(q, SearchQuery(q=q).min_relevance)
 
     def hybrid(self, q: str, verify: bool = False) -> list[str]:
-        hits, _ = search(self.library, SearchQuery(q=q, per_page=DEPTH, verify=verify))
-        return [self.key_of[hit.seq] for hit in hits]
+        return self._searched(SearchQuery(q=q, per_page=DEPTH, verify=verify))
 
     def plain(self, q: str) -> list[str]:
-        hits, _ = search(self.library, SearchQuery(q=q, per_page=DEPTH, min_relevance=0.0))
-        return [self.key_of[hit.seq] for hit in hits]
+        return self._searched(SearchQuery(q=q, per_page=DEPTH, min_relevance=0.0))
+
+    def _searched(self, query: SearchQuery) -> list[str]:
+        """Remembered per query: the library does not change while it is scored, and the
+        reports read the same searches several times. `forget()` after changing a
+        parameter of search (fit_calibration.py does)."""
+        if query not in self._memo:
+            hits, _ = search(self.library, query)
+            self._memo[query] = [self.key_of[hit.seq] for hit in hits]
+        return self._memo[query]
+
+    def forget(self) -> None:
+        self._memo.clear()
 
     def hybrid_verify(self, q: str) -> list[str]:
         return self.hybrid(q, verify=True)

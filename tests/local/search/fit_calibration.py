@@ -103,6 +103,7 @@ def fit_cut(labelled: LabelledLibrary) -> float:
     try:
         for cut in CUTS:
             calibration.RELEVANT_AT_DEFAULT = cut
+            labelled.forget()
             kept = kept_answers(labelled, HALF)
             found = score(labelled.hybrid, queries)
             empty = sum(not labelled.hybrid(q) for q, _ in negatives) / len(negatives)
@@ -114,6 +115,7 @@ def fit_cut(labelled: LabelledLibrary) -> float:
                 chosen = cut
     finally:
         calibration.RELEVANT_AT_DEFAULT = original
+        labelled.forget()
     print(f"chosen RELEVANT_AT_DEFAULT: {chosen}")
     return chosen
 

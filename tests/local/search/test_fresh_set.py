@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from evaluation import LabelledLibrary, Report, auc, evaluate, judged_pairs
+from evaluation import LabelledLibrary, Report, auc, evaluate, judged_pairs, kept_answers
 from fresh_set import FRESH, FRESH_HALF
 from labelled_set import KINDS, NEGATIVE_KINDS
 
@@ -37,21 +37,29 @@ def test_the_fresh_set_is_whole_and_covers_every_kind() -> None:
     assert set(negatives) == set(NEGATIVE_KINDS)
 
 
-def test_hybrid_holds_its_first_blind_figures(report: Report) -> None:
-    # First read: hybrid top-3 0.83, MRR 0.82; keyword 0.39 / 0.39; semantic with no
-    # threshold 0.89 / 0.85 (hybrid's gates cost paraphrases here: docs/search.md).
+def test_hybrid_holds_its_blind_figures(report: Report) -> None:
+    # Read after issue 25's second pass (one cut per hit, no query gate): default top-3
+    # 0.94, MRR 0.90; plain ranking 0.96 / 0.93; keyword 0.39 / 0.39. With the old gate:
+    # 0.83 / 0.82.
     hybrid, keyword = report.overall("hybrid"), report.overall("keyword")
-    assert hybrid.top3 >= 0.78 and hybrid.mrr >= 0.77, report.render()
+    assert hybrid.top3 >= 0.90 and hybrid.mrr >= 0.86, report.render()
     assert hybrid.top3 >= keyword.top3 and hybrid.mrr >= keyword.mrr, report.render()
-    for kind in ("exact", "name", "source", "mixed", "tag", "long"):
+    for kind in ("exact", "name", "source", "mixed", "tag", "long", "crosslang"):
         assert report.positive["hybrid"][kind].top3 == 1.0, (kind, report.render())
 
 
-def test_far_off_negatives_return_nothing_and_some_near_ones_too(report: Report) -> None:
-    # First read: off-topic 1.00, near-topic 0.33, across languages 0.12, all 0.46.
+def test_defaults_keep_what_the_plain_ranking_finds_on_the_blind_set(
+    fresh: LabelledLibrary,
+) -> None:
+    kept = kept_answers(fresh, FRESH_HALF)
+    assert kept.lost_share <= 0.03, kept  # read: 0.014 (one paraphrase, under the cut)
+
+
+def test_far_off_negatives_mostly_return_nothing(report: Report) -> None:
+    # Read: off-topic 0.62, near-topic 0.08, across languages 0.12, all 0.25.
     empty = report.negative_empty["hybrid"]
-    assert empty["off_topic"] == 1.0, report.render()
-    assert empty["all"] >= 0.40, report.render()
+    assert empty["off_topic"] >= 0.5, report.render()
+    assert empty["all"] >= 0.18, report.render()
 
 
 def test_the_verify_judge_ranks_blind_pairs_better_than_the_cosine(

@@ -263,7 +263,11 @@ def test_french_query_finds_an_english_highlight(mixed_shared: Mixed) -> None:
 
 
 @needs_models
-def test_english_results_for_english_answers_are_unchanged(mixed: Mixed) -> None:
+def test_english_answers_keep_first_place_beside_the_multilingual_model(
+    mixed_shared: Mixed,
+) -> None:
+    """An English query's non-English matches enter the fusion from place 2 on
+    (multilingual.LATER_OFFSET): they may follow an English answer, never pass it."""
     from screvi_mcp.local.search import multilingual
 
     queries = [
@@ -272,9 +276,14 @@ def test_english_results_for_english_answers_are_unchanged(mixed: Mixed) -> None
         "birds singing before sunrise",
         "asyncio.gather",
     ]
-    with_both = [mixed.top(q) for q in queries]
-    multilingual.detach(mixed.library)
-    assert [mixed.top(q) for q in queries] == with_both
+    with_both = [mixed_shared.top(q) for q in queries]
+    multilingual.detach(mixed_shared.library)
+    try:
+        alone = [mixed_shared.top(q) for q in queries]
+    finally:  # the library is shared: put the model back, vectors and all
+        assert multilingual.attach(mixed_shared.library, backfill="never") is not None
+    assert [top[:1] for top in with_both] == [top[:1] for top in alone]
+    assert alone[0][0] == "phys_sky_blue"
 
 
 @needs_models
