@@ -87,9 +87,11 @@ class Report:
 
     def render(self) -> str:
         lines = [f"{self.set_name}, {self.half} half: {self.highlights} highlights in the library"]
-        header = f"  {'kind':11s} {'n':>3s}  " + "  ".join(f"{m:>22s}" for m in METHODS)
-        lines += [header, "  " + " " * 17 + "  ".join(f"{'top1  top3  MRR':>22s}" for _ in METHODS)]
         methods = [m for m in METHODS if m in self.positive]
+        lines += [
+            f"  {'kind':16s} {'n':>3s}  " + "  ".join(f"{m:>22s}" for m in methods),
+            "  " + " " * 22 + "  ".join(f"{'top1  top3  MRR':>22s}" for _ in methods),
+        ]
         for kind in (*ROW_KINDS, "all"):
             cells = []
             count = self.positive[methods[0]][kind].count
@@ -98,11 +100,11 @@ class Report:
             for method in methods:
                 s = self.positive[method][kind]
                 cells.append(f"{s.top1:>10.2f}{s.top3:>6.2f}{s.mrr:>6.2f}")
-            lines.append(f"  {kind:11s} {count:>3d}  " + "  ".join(cells))
+            lines.append(f"  {kind:16s} {count:>3d}  " + "  ".join(cells))
         lines.append("  negatives returning nothing:")
         for kind in (*NEGATIVE_KINDS, "all"):
             cells = [f"{self.negative_empty[m][kind]:>22.2f}" for m in methods]
-            lines.append(f"  {kind:11s}      " + "  ".join(cells))
+            lines.append(f"  {kind:16s}      " + "  ".join(cells))
         return "\n".join(lines)
 
     def markdown(self) -> str:

@@ -13,8 +13,8 @@ Signals for a (query, highlight) pair:
   match far below the query's best is rarely the answer).
 
 Weights are fitted by logistic regression on the TUNING half of the labelled set
-(tests/local/search/fit_parameters.py --judge); docs/search.md has its held-out AUC against
-the cosine's and a reliability table. A cross-encoder (`SCREVI_VERIFIER_MODEL_DIR`) replaces
+(tests/local/search/fit_calibration.py --judge); docs/search.md has its held-out
+reliability table. A cross-encoder (`SCREVI_VERIFIER_MODEL_DIR`) replaces
 this judge when configured.
 """
 
@@ -41,8 +41,10 @@ class JudgeWeights:
     weights: tuple[float, ...]  # one per FEATURES entry
 
 
-# Fitted on the tuning half (fit_calibration.py --judge); see docs/search.md.
-MINILM_JUDGE = JudgeWeights(bias=-5.10, weights=(5.51, 4.65, 0.94, 12.88))
+# Fitted on the matches verify=true judges for tuning queries at default parameters (793,
+# 66 relevant; fit_calibration.py --judge), so that the probability is calibrated where an
+# agent reads it; docs/search.md has the held-out reliability table.
+MINILM_JUDGE = JudgeWeights(bias=-6.01, weights=(4.92, 6.98, 0.2, 11.94))
 
 
 class JudgeVerifier:

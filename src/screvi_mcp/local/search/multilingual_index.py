@@ -53,9 +53,10 @@ MULTILINGUAL_SAME = Calibration(bias=-29.56, slope=31.90)
 MULTILINGUAL_CROSS = Calibration(bias=-38.77, slope=43.22)
 # verify=true for the multilingual model's matches: a logistic model over the match's z
 # (deviations above the query's mean cosine), its distance in z to the best judged match,
-# and the raw cosine, fitted on the tuning half (fit_calibration.py --judge).
+# and the raw cosine, fitted on the matches verify judges for tuning queries (577, 25
+# relevant; fit_calibration.py --judge).
 SPREAD_FEATURES = ("z", "z_margin", "cosine")
-MULTILINGUAL_JUDGE = JudgeWeights(bias=-11.89, weights=(0.89, 2.3, 9.55))
+MULTILINGUAL_JUDGE = JudgeWeights(bias=-7.87, weights=(0.73, 2.14, 5.39))
 
 
 class SpreadSample:

@@ -1,17 +1,9 @@
-"""all-mpnet-base-v2's raw cosine -> similarity map, query gate, per-hit floor and judge.
+"""all-mpnet-base-v2's chance of relevance by raw cosine (calibration.py) and its judge.
 
-Fitted on the TUNING half of the labelled set only, on the set as grown on 2026-11-23 (334
-highlights); held-out figures in docs/search.md ("Stronger English model").
-
-- Floor raw 0.35 <-> similarity 0.72, gate 0.48: fit_parameters.py's grid and rule,
-  widened to gates 0.30-0.55 and floors 0.10-0.35. Refitted on 2026-11-25 with this
-  model's judge deciding a band below the gate (as MiniLM's does, query_gate.py), bands
-  from 0.34, 0.38 and 0.42 and judge thresholds 0.2-0.5: the rule chose no band (each
-  paraphrase the judge admitted came with a negative answered), and the same floor and gate.
-- `MPNET_JUDGE`, the verify=true judge (judge.py's four signals from this model's own
-  token vectors): `SCREVI_ENGLISH_MODEL=mpnet fit_parameters.py --judge`, 2026-11-25.
-  Before it, verify=true read a logistic curve over this model's cosine: no evidence
-  beyond the cosine.
+`MPNET_CALIBRATION` keeps the model's old per-hit floor (raw 0.35) as its default cut
+until `SCREVI_ENGLISH_MODEL=mpnet tests/local/search/fit_calibration.py` fits its curve on
+the tuning half (MiniLM's fitted cut landed on its old floor). `MPNET_JUDGE`, verify's
+judge over this model's own token vectors, was fitted on the tuning pairs on 2026-11-25.
 """
 
 from __future__ import annotations
