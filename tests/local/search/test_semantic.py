@@ -215,3 +215,23 @@ def test_each_model_gets_the_judge_fitted_for_it_and_an_unknown_one_the_cosine_c
     passages = ["Caffeine late in the day keeps you awake.", "Tides follow the moon."]
     judged = own.probabilities("why can't I sleep after coffee", passages, [0.5, 0.5])
     assert judged[0] > judged[1]  # equal cosines: the other signals tell them apart
+
+
+def test_verify_reorders_semantic_matches_by_the_judge_and_leaves_word_matches_in_place() -> None:
+    from screvi_mcp.local.search.engine import by_verdict
+    from screvi_mcp.local.search.fusion import FusedHit, SemanticMatch
+
+    def semantic(seq: int) -> SemanticMatch:
+        return SemanticMatch(seq, 0.5, 0.8)
+
+    fused = [
+        FusedHit(1, 0.05, semantic(1), None),  # semantic, judged unlikely
+        FusedHit(2, 0.04, semantic(2), 3),  # both: its words are evidence, keeps its place
+        FusedHit(3, 0.03, None, 1),  # keyword only: never judged
+        FusedHit(4, 0.02, semantic(4), None),  # semantic, judged likely
+        FusedHit(5, 0.01, semantic(5), None),  # semantic, beyond the judged few
+    ]
+    verified = {1: 0.1, 2: 0.05, 4: 0.9}
+    ordered = by_verdict(fused, verified)
+    assert [hit.seq for hit in ordered] == [4, 2, 3, 1, 5]
+    assert [hit.relevance for hit in ordered] == [0.05, 0.04, 0.03, 0.02, 0.01]
