@@ -116,7 +116,7 @@ class Report:
         ]
         for kind in (*ROW_KINDS, "all"):
             count = self.positive[methods[0]][kind].count
-            if count:
+            if count and kind != "crosslang":  # its two directions have rows of their own
                 cells = [
                     f"{self.positive[m][kind].top3:.2f} / {self.positive[m][kind].mrr:.2f}"
                     for m in methods
