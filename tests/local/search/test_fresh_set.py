@@ -69,7 +69,7 @@ def test_the_verify_judge_ranks_blind_pairs_better_than_the_cosine(
     from screvi_mcp.local.search.judge import MINILM_JUDGE, predict
     from screvi_mcp.local.search.registry import semantic_index_for
 
-    pairs = judged_pairs(fresh, FRESH_HALF)
+    pairs = judged_pairs(fresh, FRESH_HALF, per_query=10)  # fewer pairs: a quicker test
     # The attached model's own judge (mpnet's under SCREVI_ENGLISH_MODEL=mpnet).
     index = semantic_index_for(fresh.library)
     weights = getattr(getattr(index, "verifier", None), "weights", MINILM_JUDGE)
