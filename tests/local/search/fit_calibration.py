@@ -35,6 +35,7 @@ from evaluation import LabelledLibrary, auc, kept_answers, labelled_library, sco
 
 from screvi_mcp.local.search import calibration, multilingual
 from screvi_mcp.local.search.calibration import Calibration
+from screvi_mcp.local.search.engine import SearchQuery, searched
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.judge import fit as fit_weights
 from screvi_mcp.local.search.registry import semantic_index_for
@@ -45,8 +46,10 @@ CUTS = [0.005, 0.008, 0.01, 0.012, 0.015, 0.018, 0.02, 0.03]
 
 
 def _questions(labelled: LabelledLibrary) -> list[tuple[str, set[str]]]:
+    """Each tuning query as search ranks it (no frame, no capitals that say nothing)."""
     questions = [(q.q, set(q.relevant)) for q in labelled.set.queries_by_half[HALF]]
-    return questions + [(q, set()) for q, _ in labelled.set.negatives_by_half[HALF]]
+    questions += [(q, set()) for q, _ in labelled.set.negatives_by_half[HALF]]
+    return [(searched(SearchQuery(q=text)).q.strip(), relevant) for text, relevant in questions]
 
 
 def candidate_pairs(labelled: LabelledLibrary) -> dict[str, tuple[list[float], list[float]]]:
