@@ -3,7 +3,7 @@
 The held-out half of the main set guards every fit, but it has been read while exploring
 (docs/search.md says where). The fresh set was written blind and first scored on
 2026-11-25 after every rule here existed; the floors below sit under those first figures
-(docs/search.md, "A blind check") by a margin, so a change that loses ground on data
+(docs/search.md, "Blind set") by a margin, so a change that loses ground on data
 nothing was tuned on fails. Nothing may be fitted on this set: read its failures to
 understand, then fit on the main set's tuning half and see whether they move.
 """
