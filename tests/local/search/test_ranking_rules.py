@@ -192,168 +192,66 @@ def test_a_five_letter_word_matches_the_words_it_begins_when_nothing_matches_it_
     assert seqs(library, "stoic") == [stoic]  # an exact match leaves the variants out
 
 
-# --- relevance decided per query: the gate ----------------------------------------------------
+# --- one cut, per hit, on one scale: nothing above it is hidden ----------------------------
 
 
-def test_a_query_nothing_is_about_gets_no_semantic_hits_unless_asked_for_less(
+def test_a_paraphrase_whose_best_match_scores_low_is_kept_above_the_cut(
+    semantic_library: Library, rows: LibraryRows
+) -> None:
+    """Issue 25's example: the answer is the plain ranking's first hit at a modest cosine.
+    The old query gate (best match below raw 0.40 and not vouched for by the judge: no
+    semantic hits at all) returned nothing here."""
+    from screvi_mcp.local.search.registry import semantic_index_for
+
+    answer = rows.highlight(
+        "When an Israeli day-care centre began fining parents who picked up their children "
+        "late, lateness rose: the fine turned a small moral debt into a price worth paying."
+    )
+    rows.highlight("Water tomatoes at the base in the morning; wet leaves invite blight.")
+    rows.highlight("Pay the minimum on every loan and the most on the dearest one.")
+    q = "when penalizing tardy parents backfired at a nursery"
+    index = semantic_index_for(semantic_library)
+    assert index is not None
+    best = index.semantic_ranking(
+        semantic_library.connection(), q, SearchQuery(q=q).filters(), 0.0, 1
+    )
+    assert best[0].seq == answer and best[0].cosine < 0.40  # under the old gate
+    hits, _ = search(semantic_library, SearchQuery(q=q))
+    assert [hit.seq for hit in hits] == [answer]
+    assert hits[0].similarity is not None and hits[0].similarity >= 0.72
+
+
+def test_a_query_nothing_is_about_gets_what_clears_the_cut_and_no_more(
     semantic_library: Library, rows: LibraryRows
 ) -> None:
     rows.highlight("Water tomatoes at the base in the morning; wet leaves invite blight.")
     rows.highlight("The Perseids peak in mid August; lie flat and look away from the radiant.")
     rows.highlight("Pay the minimum on every loan and the most on the dearest one.")
     q = "how to replace a bicycle brake cable"
-    assert seqs(semantic_library, q) == []  # default: the best match is too weak
-    assert seqs(semantic_library, q, min_relevance=0.0) != []  # every threshold off
-    # A query something is about passes the gate and keeps its weaker matches too.
-    found = seqs(semantic_library, "when should I water my tomato plants", min_relevance=0.72)
-    assert found and len(found) >= 1
+    assert seqs(semantic_library, q) == []  # every match is under the cut
+    assert seqs(semantic_library, q, min_relevance=0.0) != []  # no cut at all
 
 
-def test_the_gate_is_what_empties_a_near_miss(
-    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
+def test_a_named_authors_highlights_below_the_cut_come_back_as_source_matches(
+    semantic_library: Library, rows: LibraryRows
 ) -> None:
-    import dataclasses
-
-    from screvi_mcp.local.search.registry import semantic_index_for
-
-    # Near topics (raw cosines 0.27-0.29 to the query): above the per-hit floor, below the gate.
-    rows.highlight("Hedges are best trimmed after the birds have finished nesting.")
-    rows.highlight("Cherry blossom lasts barely a week in April.")
-    q = "pruning apple trees in summer"
-    assert seqs(semantic_library, q) == []
-    index = semantic_index_for(semantic_library)
-    no_gate = dataclasses.replace(index.calibration, gate=-1.0)  # type: ignore[union-attr]
-    monkeypatch.setattr(index, "calibration", no_gate)
-    assert seqs(semantic_library, q) != []  # the per-hit floor alone lets the roses in
-
-
-# --- a clear answer keeps only the matches near it --------------------------------------------
-
-
-def test_matches_far_below_a_clear_answer_are_dropped_unless_asked_for_less(
-    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import dataclasses
-
-    from screvi_mcp.local.search.registry import semantic_index_for
-
-    answer = rows.highlight("Water tomatoes at the base in the morning; wet leaves invite blight.")
-    weaker = rows.highlight("Rain barrels save the tap water for the dry weeks of July.")
-    rows.highlight("Pay the minimum on every loan and the most on the dearest one.")
-    q = "when should I water my tomato plants"
-    index = semantic_index_for(semantic_library)
-    assert index is not None
-    calibration = index.calibration  # type: ignore[attr-defined]
-    cosines = {
-        m.seq: m.cosine
-        for m in index.semantic_ranking(
-            semantic_library.connection(), q, SearchQuery(q=q).filters(), 0.0, 5
-        )
+    """Issue 25: "What does Kleppmann say about Raft leader election timeouts?" returned
+    Kleppmann's other highlights as `semantic` matches at similarity 0.00, below
+    min_relevance. They are found through the author's name: that is what they are."""
+    book = rows.source("Designing Data-Intensive Applications", "book", "Martin Kleppmann")
+    his = {
+        rows.highlight("Schema changes are easier when readers tolerate unknown fields.", book),
+        rows.highlight("A log is the simplest storage abstraction there is.", book),
     }
-    # The premise: the weaker match (about 0.31 against 0.61) clears the per-hit floor and
-    # sits more than the gap below the answer, so only the gap can drop it.
-    assert cosines[weaker] >= calibration.min_cosine(SearchQuery(q=q).min_relevance)
-    assert cosines[answer] - cosines[weaker] > calibration.best_gap
-    assert seqs(semantic_library, q) == [answer]
-    assert weaker in seqs(semantic_library, q, min_relevance=0.5)  # asking for less
-    monkeypatch.setattr(index, "calibration", dataclasses.replace(calibration, best_gap=None))
-    assert seqs(semantic_library, q) == [answer, weaker]  # the per-hit floor alone keeps it
-
-
-# --- a name the model has no word for is found by its letters, not its look-alikes ------------
-
-
-def test_a_name_the_model_cannot_read_keeps_only_what_the_keyword_side_found(
-    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from screvi_mcp.local.search.registry import semantic_index_for
-
-    named = rows.highlight(
-        "We moored at Vassbotten for the night and walked up to the old boathouse."
-    )
-    look_alike = rows.highlight("Een goede omelet begint met een hete pan en koude boter.")
-    rows.highlight("Water tomatoes at the base in the morning; wet leaves invite blight.")
-    index = semantic_index_for(semantic_library)
-    assert index is not None
-    assert index.is_unknown_name("Vassbotten") and index.is_unknown_name("Tarrow Bay")
-    # Names the model has a word for, and topics, are left to the usual rules: a word in
-    # lower case, a Title Case sentence, a hyphen between known words.
-    assert not index.is_unknown_name("Lisbon")
-    assert not index.is_unknown_name("Vassbotten harbour")
-    assert not index.is_unknown_name("Harbours Of Vassbotten")  # a function word: a topic
-    assert not index.is_unknown_name("Where Vassbotten Boats Moor Overnight")  # too long
-    assert not index.is_unknown_name("Self-Control")
-    assert seqs(semantic_library, "Vassbotten") == [named]
-    # A query the multilingual model ranks keeps its semantic matches: that model reads
-    # names in its languages, where MiniLM sees only word pieces.
-    from screvi_mcp.local.search.engine import reads_as_unknown_name
-
-    assert reads_as_unknown_name(index, "Vassbotten")
-    assert index.is_unknown_name("Москва")
-    assert not reads_as_unknown_name(index, "Москва")
-    monkeypatch.setattr(index, "is_unknown_name", lambda text: False)
-    # The premise: without the rule MiniLM's spelling match brings the Dutch omelet along.
-    assert seqs(semantic_library, "Vassbotten") == [named, look_alike]
-
-
-# --- just below the gate, the judge decides ----------------------------------------------------
-
-_DISCIPLINE = (
-    "People who seem disciplined mostly arrange their surroundings so temptation never shows "
-    "up; the biscuits are simply not in the house."
-)
-
-
-def test_the_judge_admits_a_paraphrase_whose_best_cosine_misses_the_gate(
-    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import dataclasses
-
-    from screvi_mcp.local.search.engine import semantic_side
-    from screvi_mcp.local.search.registry import semantic_index_for
-
-    answer = rows.highlight(_DISCIPLINE)
-    rows.highlight("Water tomatoes at the base in the morning; wet leaves invite blight.")
-    rows.highlight("Pay the minimum on every loan and the most on the dearest one.")
-    q = "self-control is mostly about designing your surroundings"
-    index = semantic_index_for(semantic_library)
-    assert index is not None
-    calibration = index.calibration  # type: ignore[attr-defined]
-    matches = index.semantic_ranking(
-        semantic_library.connection(), q, SearchQuery(q=q).filters(), 0.0, 5
-    )
-    # The paraphrase's best cosine (about 0.35) is below the gate, inside the uncertain band.
-    assert calibration.uncertain_from <= matches[0].cosine < calibration.gate
-    assert [m.seq for m in semantic_side(semantic_library, SearchQuery(q=q))][:1] == [answer]
-    assert seqs(semantic_library, q)[:1] == [answer]
-    cosine_gate_only = dataclasses.replace(calibration, uncertain_from=None)
-    monkeypatch.setattr(index, "calibration", cosine_gate_only)
-    assert seqs(semantic_library, q) == []  # without the judge the gate hides it
-
-
-def test_the_judge_in_the_band_still_empties_a_near_miss(
-    semantic_library: Library, rows: LibraryRows, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from screvi_mcp.local.search.registry import semantic_index_for
-
-    rows.highlight("Hedges are best trimmed after the birds have finished nesting.")
-    rows.highlight("Cherry blossom lasts barely a week in April.")
-    rows.highlight("Water tomatoes at the base in the morning; wet leaves invite blight.")
-    q = "pruning apple trees in summer"
-    index = semantic_index_for(semantic_library)
-    assert index is not None
-    judged: list[float] = []
-    real = index.verify
-
-    def spy(conn: object, text: str, matches: list[object]) -> dict[int, float]:
-        result = real(conn, text, matches)  # type: ignore[arg-type]
-        judged.extend(result.values())
-        return result
-
-    monkeypatch.setattr(index, "verify", spy)
-    assert seqs(semantic_library, q) == []
-    # The best cosine was in the band, so the judge read the best few and found none relevant.
-    assert judged and max(judged) < index.verifier.gate_threshold  # type: ignore[attr-defined]
+    rows.highlight("Sourdough needs a warm kitchen and a patient baker.")
+    q = "What does Kleppmann say about Raft leader election timeouts?"
+    hits, _ = search(semantic_library, SearchQuery(q=q))
+    assert {hit.seq for hit in hits} == his
+    for hit in hits:
+        assert hit.match_type == "keyword" and hit.similarity is None, hit
+    # Asking for everything, they are what the model found, with its similarity.
+    loose, _ = search(semantic_library, SearchQuery(q=q, min_relevance=0.0))
+    assert all(hit.similarity is not None for hit in loose if hit.seq in his)
 
 
 # --- capitals on every word say nothing ------------------------------------------------------

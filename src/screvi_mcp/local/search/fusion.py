@@ -25,10 +25,14 @@ class FusedHit(NamedTuple):
     relevance: float
     semantic: SemanticMatch | None
     keyword_rank: int | None  # 1-based
+    # Found through the source or author the query names, below the semantic cut: a match
+    # on the source's title or author words, reported as a keyword match (no similarity).
+    by_source: bool = False
 
     @property
     def match_type(self) -> str:
-        if self.semantic is not None and self.keyword_rank is not None:
+        keyword = self.keyword_rank is not None or self.by_source
+        if self.semantic is not None and keyword:
             return "both"
         return "semantic" if self.semantic is not None else "keyword"
 
@@ -86,14 +90,16 @@ def reciprocal_rank_fusion(
 
 
 def lead_with_source(
-    fused: list[FusedHit], in_source: list[SemanticMatch], lead: int
+    fused: list[FusedHit], in_source: list[SemanticMatch], lead: int, min_similarity: float
 ) -> list[FusedHit]:
     """The named source's best `lead` highlights first, then the rest of `fused`.
 
     Used for a query that names a source: `in_source` ranks that source's highlights by the
     query's topic alone. They are ordered by RRF over that ranking and their place in the
     normal fused list (which saw the whole question), those matching every keyword first
-    (they have the topic's very words). Relevance stays decreasing down the list.
+    (they have the topic's very words). Relevance stays decreasing down the list. One below
+    `min_similarity` is returned as what it is, a match on the source's name (`by_source`),
+    with no similarity.
     """
     if not in_source:
         return fused
@@ -112,8 +118,14 @@ def lead_with_source(
     first: list[FusedHit] = []
     for rank, match in enumerate(chosen, start=1):
         had = by_seq.get(match.seq)
-        semantic = had.semantic if had is not None and had.semantic is not None else match
+        semantic: SemanticMatch | None = match
+        if had is not None and had.semantic is not None:
+            semantic = had.semantic
+        elif match.similarity < min_similarity:
+            semantic = None
         keyword_rank = had.keyword_rank if had is not None else None
-        first.append(FusedHit(match.seq, ceiling + 1.0 / (RRF_K + rank), semantic, keyword_rank))
+        by_source = semantic is None and keyword_rank is None
+        relevance = ceiling + 1.0 / (RRF_K + rank)
+        first.append(FusedHit(match.seq, relevance, semantic, keyword_rank, by_source))
     chosen_seqs = {match.seq for match in chosen}
     return first + [hit for hit in fused if hit.seq not in chosen_seqs]

@@ -19,14 +19,13 @@ from typing import Protocol
 
 import numpy as np
 
-from screvi_mcp.local.search import embedding_queue, embedding_rows, multilingual
+from screvi_mcp.local.search import embedding_queue, embedding_rows
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.embedding_rows import HighlightText
 from screvi_mcp.local.search.embedding_text import RECIPE
 from screvi_mcp.local.search.embedding_worker import EmbeddingWorker
 from screvi_mcp.local.search.filters import Filters, admitted_seqs
 from screvi_mcp.local.search.fusion import SemanticMatch
-from screvi_mcp.local.search.language import name_words
 from screvi_mcp.local.search.vector_tables import MINILM_TABLES, VectorTables
 from screvi_mcp.local.search.vectors import VectorMatrix
 from screvi_mcp.local.search.verifier import Verifier
@@ -102,31 +101,9 @@ class SemanticIndex:
         self._own_changes: list[tuple[int, int]] = []
         self._sync_lock = threading.Lock()
         self.worker = EmbeddingWorker(self)
-
-    @property
-    def verify_threshold(self) -> float:
-        return self.verifier.threshold
-
-    def passes_gate(self, best_cosine: float, min_relevance: float) -> bool:
-        return self.calibration.passes_gate(best_cosine, min_relevance)
-
-    def near_best_floor(self, best_cosine: float, min_relevance: float) -> float | None:
-        return self.calibration.near_best_floor(best_cosine, min_relevance)
-
-    def is_unknown_name(self, text: str) -> bool:
-        """Whether `text` is only capitalised names, one of which the model has no word for:
-        its embedding then matches the name's spelling, not a meaning (docs/search.md)."""
-        words = name_words(text)
-        # Only an `Embedder` lets its tokenizer be asked (the multilingual adapter does not;
-        # engine.py asks MiniLM's index alone).
-        knows: Callable[[str], bool] | None = getattr(self.embedder, "knows_word", None)
-        return words is not None and knows is not None and not all(knows(w) for w in words)
-
-    def gate_judge_threshold(self, best_cosine: float, min_relevance: float) -> float | None:
-        """The judge probability a query below the gate needs (query_gate.py), or None."""
-        if not self.calibration.in_uncertain_band(best_cosine, min_relevance):
-            return None
-        return self.verifier.gate_threshold
+        # Indexes whose queue counts as this one's for `wait_until_embedded` (multilingual.py
+        # adds its own to the English index's).
+        self.companions: list[SemanticIndex] = []
 
     def load(self) -> None:
         """Fill the matrix from stored vectors: no embedding happens here."""
@@ -233,10 +210,10 @@ class SemanticIndex:
         self.sync(self.library.connection())
         # The multilingual model's queue (multilingual.py) too: whoever waits for "found by
         # meaning" means in every language.
-        companion = multilingual.index_for(self.library)
-        if companion is not None and companion is not self:
-            return companion.wait_until_embedded(max(deadline - time.monotonic(), 0.0))
-        return True
+        return all(
+            companion.wait_until_embedded(max(deadline - time.monotonic(), 0.0))
+            for companion in self.companions
+        )
 
     def _embed_seqs(self, seqs: list[int], claim: str | None) -> int:
         conn = self.library.connection()

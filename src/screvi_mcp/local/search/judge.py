@@ -13,8 +13,8 @@ Signals for a (query, highlight) pair:
   match far below the query's best is rarely the answer).
 
 Weights are fitted by logistic regression on the TUNING half of the labelled set
-(tests/local/search/fit_parameters.py --judge); docs/search.md has its held-out AUC against
-the cosine's and a reliability table. A cross-encoder (`SCREVI_VERIFIER_MODEL_DIR`) replaces
+(tests/local/search/fit_calibration.py --judge); docs/search.md has its held-out
+reliability table. A cross-encoder (`SCREVI_VERIFIER_MODEL_DIR`) replaces
 this judge when configured.
 """
 
@@ -39,29 +39,18 @@ Matrix = npt.NDArray[np.float64]
 class JudgeWeights:
     bias: float
     weights: tuple[float, ...]  # one per FEATURES entry
-    # verify=true drops semantic-only matches judged below this. Relevant pairs are rare
-    # among candidates (4% on the labelled set), so a calibrated probability of a correct
-    # paraphrase is often well under 0.5; the cut is fitted on the tuning half.
-    threshold: float = 0.5
-    # A query whose best cosine is in the calibration's uncertain band keeps its semantic
-    # hits when one of its best few matches is judged at least this (query_gate.py).
-    gate_threshold: float | None = None
 
 
-# Fitted on the tuning half (fit_parameters.py --judge, then fit_parameters.py for the two
-# thresholds; gate_threshold refitted 2026-11-23 on the grown tuning half: 0.3, was 0.2);
-# see docs/search.md.
-MINILM_JUDGE = JudgeWeights(
-    bias=-5.10, weights=(5.51, 4.65, 0.94, 12.88), threshold=0.2, gate_threshold=0.3
-)
+# Fitted on the matches verify=true judges for tuning queries at default parameters (793,
+# 66 relevant; fit_calibration.py --judge), so that the probability is calibrated where an
+# agent reads it; docs/search.md has the held-out reliability table.
+MINILM_JUDGE = JudgeWeights(bias=-6.01, weights=(4.92, 6.98, 0.2, 11.94))
 
 
 class JudgeVerifier:
     def __init__(self, embedder: Embedder, weights: JudgeWeights = MINILM_JUDGE) -> None:
         self.embedder = embedder
         self.weights = weights
-        self.threshold = weights.threshold
-        self.gate_threshold = weights.gate_threshold
 
     def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
         if not passages:

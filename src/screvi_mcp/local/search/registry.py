@@ -17,17 +17,6 @@ from screvi_mcp.local.storage.library import Library
 
 
 class SemanticSide(Protocol):
-    @property
-    def verify_threshold(self) -> float: ...
-
-    def passes_gate(self, best_cosine: float, min_relevance: float) -> bool: ...
-
-    def gate_judge_threshold(self, best_cosine: float, min_relevance: float) -> float | None: ...
-
-    def near_best_floor(self, best_cosine: float, min_relevance: float) -> float | None: ...
-
-    def is_unknown_name(self, text: str) -> bool: ...
-
     def semantic_ranking(
         self,
         conn: sqlite3.Connection,

@@ -11,9 +11,8 @@ Pluggable: anything with `probabilities(query, passages, cosines)` works. Two ar
   logistic model over the cosine, token-level max-sim from the same encoder, keyword
   overlap and the margin to the query's best match, fitted on the tuning half of the
   labelled set.
-- `CosineVerifier`, for another embedding model without a judge of its own: a logistic
-  curve over that model's raw cosine (`Calibration.verifier_midpoint/slope`). It adds no
-  evidence beyond the cosine.
+- `CosineVerifier`, for another embedding model without a judge of its own: that model's
+  chance of relevance by raw cosine (calibration.py). It adds no evidence beyond the cosine.
 """
 
 from __future__ import annotations
@@ -36,18 +35,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("screvi_mcp.local.search")
 
 VERIFIER_DIR_ENV = "SCREVI_VERIFIER_MODEL_DIR"
-VERIFY_THRESHOLD = 0.5
 _MAX_PAIR_TOKENS = 512
 _BATCH = 16
 
 
 class Verifier(Protocol):
-    # Semantic-only matches judged below this are dropped.
-    threshold: float
-    # A query in the calibration's uncertain band keeps its semantic hits when one of its best
-    # matches is judged at least this (query_gate.py); None: this verifier was not fitted for it.
-    gate_threshold: float | None
-
     def probabilities(
         self, query: str, passages: list[str], cosines: list[float]
     ) -> list[float]: ...
@@ -56,11 +48,9 @@ class Verifier(Protocol):
 class CosineVerifier:
     def __init__(self, calibration: Calibration) -> None:
         self.calibration = calibration
-        self.threshold = VERIFY_THRESHOLD
-        self.gate_threshold: float | None = None  # no evidence beyond the cosine gate's own
 
     def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
-        return [self.calibration.probability(cosine) for cosine in cosines]
+        return [self.calibration.chance(cosine) for cosine in cosines]
 
 
 class CrossEncoderVerifier:
@@ -74,9 +64,6 @@ class CrossEncoderVerifier:
         self._tokenizer.no_padding()
         self._session = cpu_session(model_path)
         self._inputs = {node.name for node in self._session.get_inputs()}
-        self.threshold = VERIFY_THRESHOLD
-        # Its probabilities were never fitted against the MiniLM band: the gate stays cosine.
-        self.gate_threshold: float | None = None
 
     def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
         result: list[float] = []

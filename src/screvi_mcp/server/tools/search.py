@@ -48,17 +48,16 @@ async def search_highlights(
             le=1,
             description=f"minimum similarity of a semantic match, default {DEFAULT_MIN_RELEVANCE}"
             "; lower it (e.g. 0.5) when results are thin, raise it for precision. In the "
-            "embedded library similarity is the embedding cosine on a calibrated 0-1 scale, "
-            "not a probability; below the default, neither the query-level gate nor the cut "
-            "of matches far below the best one applies",
+            "embedded library every model's matches share one calibrated 0-1 scale: the "
+            "default keeps nearly every match that may be relevant, about 0.86 is even odds",
         ),
     ] = None,
     verify: Annotated[
         bool,
         Field(
-            description="re-check semantic matches with a relevance model and drop "
-            "off-topic ones (keyword matches are kept); fills verified_relevance, a "
-            "probability; about +0.5 s"
+            description="re-check semantic matches with a relevance model and fill "
+            "verified_relevance, a probability; the hosted service drops off-topic ones, "
+            "the embedded library drops none and puts the likelier first; about +0.5 s"
         ),
     ] = False,
     page: Page = 1,
