@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -28,6 +29,19 @@ _OPENER = textwrap.dedent(
     library.close()
     """
 )
+
+
+def test_a_library_another_process_is_creating_is_not_taken_for_a_foreign_file(
+    tmp_path: Path,
+) -> None:
+    # What a second opener sees while the first is migrating: the bookkeeping table, made
+    # before the migrations' transaction, and nothing else (no mark yet, no step recorded).
+    path = tmp_path / "library.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    library = Library.open(path)
+    library.close()
 
 
 @pytest.mark.parametrize("processes", [3, 4])

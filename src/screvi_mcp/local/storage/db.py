@@ -60,14 +60,20 @@ def damaged(path: Path, reason: object) -> str:
 def check_is_library(path: Path) -> None:
     """Refuse, without writing a byte, a SQLite file that is not a library of ours (another
     application's database) or one written by a newer screvi-mcp (a migration this version
-    does not know). A missing, empty or table-less file is a new library."""
+    does not know). A missing, empty or table-less file is a new library, and so is one
+    holding only our bookkeeping table, as a library being created by another process does."""
     if not path.exists() or path.stat().st_size == 0:
         return
     try:
         conn = read_only(path)
         try:
             mark = int(conn.execute("PRAGMA application_id").fetchone()[0])
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            tables = {  # SQLite's own objects (a primary key's index) aside
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+                )
+            }
             applied = (
                 {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
                 if "schema_migrations" in tables
@@ -77,7 +83,9 @@ def check_is_library(path: Path) -> None:
             conn.close()
     except sqlite3.DatabaseError as exc:
         raise LibraryRefused(damaged(path, exc)) from exc
-    if mark != APPLICATION_ID and tables and FIRST_MIGRATION not in applied:
+    # Only an empty `schema_migrations`: another process is making this library right now
+    # (`_pending` creates that table before the migrations' transaction).
+    if mark != APPLICATION_ID and tables - {"schema_migrations"} and FIRST_MIGRATION not in applied:
         raise LibraryRefused(
             f"{path} is a SQLite database of another application, not a screvi-mcp library; "
             "it was left untouched. Point --library at a library file or at a new path"
