@@ -150,7 +150,7 @@ def _add_foreign(path: Path, count: int) -> None:
         assert companion is not None
         index.worker.drain()
         companion.worker.drain()  # the foreign ones first: then the library is mixed
-        multilingual.queue_missing(companion, force=True)
+        companion.queue_missing(force=True)
         companion.worker.drain()
         if not index.wait_until_embedded(3600):
             raise RuntimeError("the mixed library's embedding queues did not drain")
