@@ -173,3 +173,17 @@ async def test_an_edit_keeps_the_schedule(tmp_path: Path) -> None:
     entry = due.entries[0]
     assert entry.item.highlight_id == highlight_id and entry.highlight is not None
     assert entry.highlight.content == "Edited upstream."
+
+
+async def test_an_answer_keeps_the_size_the_day_was_made_with(tmp_path: Path) -> None:
+    # `screvi-mcp review --size 3`, then `--rate ID good` with no --size: the day stays 3.
+    path = tmp_path / "lib.sqlite3"
+    clock = Clock()
+    place = ReviewPlace(path)
+    async with library_client(path) as client:
+        await seed(client)
+        first = await DailyReview(client, place, settings(clock, size=3)).today()
+        chosen = first.entries[0].item.highlight_id
+        recorded = await DailyReview(client, place, settings(clock)).record(chosen, "good")
+    assert len(day_ids(place, first.day)) == 3
+    assert len(recorded.today.entries) == 3

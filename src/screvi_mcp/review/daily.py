@@ -171,12 +171,15 @@ class DailyReview:
 
     # Today's review --------------------------------------------------------------------
 
-    async def today(self, *, answered: bool = False, fetch: int | None = None) -> Today:
+    async def today(
+        self, *, answered: bool = False, fetch: int | None = None, extend: bool = True
+    ) -> Today:
         """Today's review, composed first if need be. The waiting highlights are read fresh
         (only the first `fetch` of them, when given: one request each); `answered` reads
-        those already answered too (for a full daily note)."""
+        those already answered too (for a full daily note). `extend=False` leaves a day
+        already made at the size it was made with (an answer shows the day, not a bigger one)."""
         for _ in range(2):  # a second pass only when highlights turned out deleted
-            await self._compose()
+            await self._compose(extend)
             items = await self._state(lambda state: state.day(self.day))
             waiting = [item for item in items if item.answer is None][:fetch]
             wanted = waiting + [item for item in items if answered and item.answer is not None]
@@ -208,12 +211,14 @@ class DailyReview:
         ]
         return Today(self.day, entries, upcoming, due)
 
-    async def _compose(self) -> None:
+    async def _compose(self, extend: bool = True) -> None:
         settings = self.settings
         items, composed = await self._state(
             lambda state: (state.day(self.day), state.composed(self.day))
         )
         if composed >= settings.size or len(items) >= settings.size:
+            return
+        if composed and not extend:
             return
         taken = {item.highlight_id for item in items}
         places = settings.size - len(items)
@@ -303,7 +308,7 @@ class DailyReview:
         self._fetched[highlight.id] = highlight
         # Only the next waiting highlight is read: the answer shows it, and an answer costs
         # two requests, not one per highlight still waiting.
-        return Recorded(highlight, answer, card, await self.today(fetch=1))
+        return Recorded(highlight, answer, card, await self.today(fetch=1, extend=False))
 
 
 def draw(
