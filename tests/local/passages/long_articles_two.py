@@ -2,9 +2,10 @@
 """Long labelled articles, part two (issue 26): physics and energy, law, linguistics, sport,
 farming, transport, education, art history, oceans, work and mathematics, written for this set.
 
-20 articles of 1,000-4,600 words (3 served as PDF; one each in German, French, Spanish and
+20 articles of 1,000-4,200 words (3 served as PDF; one each in German, French, Spanish and
 Portuguese) and their queries: a paraphrase and an exact term or deep detail per article,
-extra deep queries for the four longest, and negatives at the end that no article answers.
+extra deep queries for the four longest (about 2,100-4,100 words), and 6 negatives at the end
+that no article in either part answers. 53 queries in all.
 """
 
 from __future__ import annotations
@@ -418,6 +419,25 @@ ARTICLES: list[Article] = [
             "The most radical experiments remove meetings from whole days. A study by researchers at the MIT Sloan School of Management and the University of Reading, published in 2022, surveyed 76 companies with around a thousand employees in total that had introduced meeting-free days. Productivity, as rated by employees, rose markedly with one such day a week and continued to rise with two or three, while stress fell. The authors found the best results with three meeting-free days, though they noted that eliminating meetings entirely harmed coordination and social connection. Meetings, after all, are where colleagues get to know each other. The aim is not to abolish them but to hold each one only when it clearly beats the alternatives.",
         ),
     ),
+    Article(
+        "two_primes",
+        "The stubborn primes: two thousand years of questions about indivisible numbers",
+        "Nikolai Brenner",
+        "en",
+        "pdf",
+        (
+            "A prime number is a whole number greater than one that can be divided evenly only by one and by itself. Two, three, five, seven and eleven are prime; four, six, nine and fifteen are not. The definition fits on a napkin, and a child can test small numbers by trial division. Yet the primes have generated some of the hardest problems in mathematics, several of which remain unsolved after centuries of effort. They also sit, unexpectedly, at the heart of the technology that protects every online payment. The history of prime numbers is a history of simple questions that turned out to be deep, and of deep answers that turned out to be useful.",
+            "The first great theorem about primes is also one of the most elegant proofs ever written. Around 300 BC, in the ninth book of his Elements, Euclid showed that there is no largest prime. Suppose, the argument goes, that we had a complete finite list of primes. Multiply them all together and add one. The resulting number leaves a remainder of one when divided by any prime on the list, so either it is itself prime or it has a prime factor missing from the list. Either way the list was not complete. The reasoning takes four lines, uses nothing beyond multiplication, and has been taught to students for more than two thousand years.",
+            "Finding primes systematically is almost as old. The Greek scholar Eratosthenes of Cyrene, who also estimated the circumference of the Earth, described a method now called his sieve. Write down all numbers up to some limit, circle two and cross out all its multiples, then circle the next uncrossed number, three, and cross out its multiples, and so on. The numbers left uncrossed are the primes. For limits up to a few billion, versions of the sieve remain among the fastest practical methods, and computer scientists still use segmented variants to list primes in ranges that do not fit into memory at once.",
+            "As the lists grew, mathematicians noticed that primes become rarer as numbers grow, but in a surprisingly regular way. Around 1792, at about the age of fifteen, Carl Friedrich Gauss studied tables of primes and guessed that the number of primes below a large number n is roughly n divided by its natural logarithm. Among the numbers near a million, about one in fourteen is prime; near a billion, about one in twenty-one. The conjecture, known as the prime number theorem, was proved only in 1896, independently by the French mathematician Jacques Hadamard and the Belgian Charles de la Vallée Poussin, both using methods from the theory of complex functions.",
+            "Those methods grew from a single paper. In 1859 Bernhard Riemann, newly elected to the Berlin Academy, submitted a report of eight pages on the number of primes less than a given quantity. In it he studied a function, now called the Riemann zeta function, and showed that the distribution of primes is governed by the points where this function equals zero. He remarked, almost in passing, that it seemed very probable that all the important zeros lie on a single straight line in the complex plane. That remark is the Riemann hypothesis. It has been checked for the first ten trillion zeros, and the Clay Mathematics Institute offers a prize of one million dollars for a proof, which nobody has claimed.",
+            "Other questions are easier to state and no easier to answer. Twin primes are pairs that differ by two, such as eleven and thirteen or forty-one and forty-three. Are there infinitely many? For a long time nobody could even prove that there are infinitely many pairs of primes separated by any fixed gap. Then, in 2013, Yitang Zhang, a little-known lecturer at the University of New Hampshire who had worked for years in a sandwich shop and as an accountant after his doctorate, proved that there are infinitely many pairs of primes less than seventy million apart. Within a year, an online collaboration organised by Terence Tao, called Polymath, together with work by James Maynard, had reduced the bound to 246.",
+            "At the other extreme, people hunt for individual giant primes. The largest known primes are almost always Mersenne primes, numbers of the form two to the power p minus one, named after the French monk Marin Mersenne, who studied them in the seventeenth century. They are easier to test than other numbers of similar size thanks to a special method called the Lucas-Lehmer test. Since 1996, volunteers in the Great Internet Mersenne Prime Search have donated computer time to look for them. In October 2024 Luke Durant, a former engineer at a chip company, found the largest known prime, two to the power 136,279,841 minus one, a number with more than forty-one million digits, using graphics processors rented in cloud data centres.",
+            "For centuries primes were the very emblem of useless mathematics. The English number theorist G. H. Hardy wrote proudly in 1940 that his subject had no practical applications. He was proved wrong within four decades. In 1977 Ron Rivest, Adi Shamir and Leonard Adleman at MIT published the RSA encryption system, which relies on the fact that multiplying two large primes is easy, while recovering them from their product is extraordinarily hard. A public key can be published for anyone to encrypt messages, while only the owner, who knows the two primes, can decrypt them. Variants of the idea secured internet traffic for decades, and the search for large random primes runs silently whenever a browser connects to a bank.",
+            "That security rests on an assumption rather than a proof: nobody has shown that factoring large numbers is inherently hard, only that nobody has found a fast method. In 1994 Peter Shor showed that a sufficiently large quantum computer could factor numbers efficiently, which would break RSA. Today's quantum machines are far too small and error-prone to do so, but standards bodies are not waiting. In 2024 the US National Institute of Standards and Technology published its first post-quantum cryptography standards, based on mathematical problems involving lattices rather than primes, and large technology companies have begun to deploy them alongside the older methods in web browsers and messaging apps.",
+            "Primes appear in stranger places too. Periodical cicadas in North America spend thirteen or seventeen years underground before emerging in vast numbers, and some biologists have suggested that prime-numbered cycles evolved because they rarely coincide with the shorter population cycles of predators or competing broods. The mathematician Stanisław Ulam, doodling during a boring lecture in 1963, wrote the whole numbers in a spiral on a grid and circled the primes, noticing that they clustered along diagonal lines. The Ulam spiral reflects quadratic formulas that produce unusually many primes, and it remains a favourite image for showing that the primes, for all their apparent randomness, are full of hidden structure.",
+        ),
+    ),
 ]
 
 QUERIES: list[Query] = [
@@ -691,4 +711,22 @@ QUERIES: list[Query] = [
         "writes a narrative memo of up to six pages",
         "exact",
     ),
+    Query(
+        "how thinly primes are spread further out, according to a teenage prodigy",
+        "two_primes",
+        "Carl Friedrich Gauss studied tables of primes and guessed",
+        "paraphrase",
+    ),
+    Query(
+        "Yitang Zhang bounded gaps seventy million Polymath 246",
+        "two_primes",
+        "had reduced the bound to 246",
+        "exact",
+    ),
+    Query("how to adjust a rear derailleur when the bicycle chain skips", None, None, "negative"),
+    Query("which knitting stitch gives a scarf a stretchy ribbed edge", None, None, "negative"),
+    Query("does home insurance pay for water damage from a burst pipe", None, None, "negative"),
+    Query("how to stop a puppy pulling on the lead during walks", None, None, "negative"),
+    Query("difference between top notes and base notes in a perfume", None, None, "negative"),
+    Query("estrategia de póquer: cuándo ir all-in con una mano mediocre", None, None, "negative"),
 ]
