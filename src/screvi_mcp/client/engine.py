@@ -21,7 +21,7 @@ from typing import Any, Final, Self
 import anyio
 import httpx
 
-from screvi_mcp import __version__
+from screvi_mcp import __version__, extensions
 from screvi_mcp.client import answers, deadline
 from screvi_mcp.client import params as p
 from screvi_mcp.client.auth import ApiKeyAuth, mask_key
@@ -301,9 +301,12 @@ class BaseClient:
             and (status >= 500 or isinstance(api_error, UnexpectedResponseError))
             and status != 429
             # The embedded library's lock wait ran out before anything was written.
-            and not (status == 503 and api_error.code == "busy")
+            and not (status == 503 and api_error.code == extensions.BUSY)
         )
-        resend = may_resend_after_status(method, status)
+        # A damaged library file reads the same on every try.
+        resend = may_resend_after_status(method, status) and (
+            api_error.code != extensions.LIBRARY_DAMAGED
+        )
         return _Failed(api_error, resend, retry_after, f"-> HTTP {status}")
 
     async def _exchange(self, call: _Call) -> httpx.Response:
