@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from server_testkit import assert_tool_error, call_error, mcp_client
 
+from screvi_mcp.contract import MAX_PER_PAGE
 from screvi_mcp.local.storage.library import Library
 
 # The first pages hold SQLite's header and the schema; everything after them is mangled.
@@ -53,8 +54,8 @@ async def test_a_library_damaged_while_serving_is_named_with_what_to_do(
     async with mcp_client(path) as client:
         mangle_after_schema(path)
         for tool, arguments in (
-            ("list_sources", {"per_page": 100}),
-            ("list_sources", {"per_page": 100, "page": 3}),
+            ("list_sources", {"per_page": MAX_PER_PAGE}),
+            ("list_sources", {"per_page": MAX_PER_PAGE, "page": 3}),
         ):
             text = await call_error(client, tool, arguments)
             assert_tool_error(text, "library_damaged", "damaged", "screvi-mcp check", "backup")

@@ -57,7 +57,7 @@ from screvi_mcp.client.retry import (
     parse_retry_after,
 )
 from screvi_mcp.contract import HOSTED_BASE_URL, SCOPED_KEY_PREFIX
-from screvi_mcp.models import Tag
+from screvi_mcp.models import ItemT, Page, Tag
 
 logger = logging.getLogger("screvi_mcp.client")
 
@@ -413,6 +413,23 @@ class BaseClient:
 
     async def _get(self, path: str, **query: Any) -> httpx.Response:
         return await self._request("GET", path, params=p.query(**query))
+
+    async def _list_page(
+        self,
+        path: str,
+        item: type[ItemT],
+        page: int,
+        per_page: int,
+        query: Mapping[str, Any],
+        **choices: frozenset[str],
+    ) -> Page[ItemT]:
+        """One page of a list endpoint: page, per_page and each choice-valued filter checked
+        (`choices`: filter name -> allowed values) before the GET."""
+        p.check_page(page, per_page)
+        for name, allowed in choices.items():
+            p.check_choice(name, query.get(name), allowed)
+        response = await self._get(path, page=page, per_page=per_page, **query)
+        return answers.page(response, item)
 
     async def _change_tags(
         self, method: str, resource: str, what: str, item_id: str, tags: Sequence[str]
