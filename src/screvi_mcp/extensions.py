@@ -9,6 +9,13 @@ from __future__ import annotations
 
 from screvi_mcp.models import Article, MatchType, Page, WireModel
 
+# Error codes beyond the spec's (section 7), both answered only by the embedded library.
+# 503: SQLite's lock wait ran out before the write began; nothing was written.
+BUSY = "busy"
+# 500: the library file is damaged (found mid-run; at start-up the door check refuses it).
+# Resending reads the same pages, so the client does not.
+LIBRARY_DAMAGED = "library_damaged"
+
 # GET: passage search inside saved articles (docs/articles.md).
 ARTICLE_SEARCH_PATH = "ext/articles/search"
 ARTICLE_SEARCH_MAX_PER_PAGE = 50

@@ -30,13 +30,8 @@ from screvi_mcp.client import (
     UnexpectedResponseError,
 )
 
-OK_LIST = json_reply(
-    200,
-    {
-        "data": [HIGHLIGHT],
-        "pagination": {"page": 1, "per_page": 20, "total": 1, "total_pages": 1, "has_more": False},
-    },
-)
+OK_PAGINATION = {"page": 1, "per_page": 20, "total": 1, "total_pages": 1, "has_more": False}
+OK_LIST = json_reply(200, {"data": [HIGHLIGHT], "pagination": OK_PAGINATION})
 CREATED = json_reply(201, {"data": HIGHLIGHT})
 BAD_GATEWAY_HTML = httpx.Response(
     502,
@@ -318,7 +313,6 @@ async def test_a_created_answer_that_cannot_be_read_is_not_retry_advice(
     assert len(server.sent) == 2
 
 
-OK_PAGINATION = {"page": 1, "per_page": 20, "total": 1, "total_pages": 1, "has_more": False}
 JSON = {"content-type": "application/json"}
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from screvi_mcp import client as client_package
+from testsupport.imports import imports_under
 
 
 def test_importing_the_client_package_never_reaches_the_embedded_library() -> None:
@@ -26,17 +28,5 @@ def test_importing_the_client_package_never_reaches_the_embedded_library() -> No
 
 
 def test_no_client_module_names_the_embedded_library_even_lazily() -> None:
-    import ast
-    from pathlib import Path
-
     folder = Path(client_package.__file__).parent
-    reached: list[str] = []
-    for path in sorted(folder.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            reached += [f"{path.name}: {n}" for n in names if n.startswith("screvi_mcp.local")]
-    assert reached == []
+    assert imports_under(folder, "screvi_mcp.local") == []

@@ -49,14 +49,17 @@ class ArticlesResource(BaseClient):
         **filters: Unpack[ArticleFilters],
     ) -> Page[Article]:
         """GET /articles: saved articles, newest first unless `sort_by`/`order` say otherwise."""
-        query = p.keywords("list_articles", filters, ArticleFilters)
-        p.check_page(page, per_page)
-        p.check_choice("status", query.get("status"), p.ARTICLE_STATUSES)
-        p.check_choice("home_status", query.get("home_status"), p.HOME_STATUSES)
-        p.check_choice("sort_by", query.get("sort_by"), p.ARTICLE_SORT_KEYS)
-        p.check_choice("order", query.get("order"), p.SORT_ORDERS)
-        response = await self._get("articles", page=page, per_page=per_page, **query)
-        return answers.page(response, Article)
+        return await self._list_page(
+            "articles",
+            Article,
+            page,
+            per_page,
+            p.keywords("list_articles", filters, ArticleFilters),
+            status=p.ARTICLE_STATUSES,
+            home_status=p.HOME_STATUSES,
+            sort_by=p.ARTICLE_SORT_KEYS,
+            order=p.SORT_ORDERS,
+        )
 
     @reads
     async def search_articles(

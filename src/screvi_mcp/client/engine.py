@@ -21,7 +21,7 @@ from typing import Any, Final, Self
 import anyio
 import httpx
 
-from screvi_mcp import __version__
+from screvi_mcp import __version__, extensions
 from screvi_mcp.client import answers, deadline
 from screvi_mcp.client import params as p
 from screvi_mcp.client.auth import ApiKeyAuth, mask_key
@@ -57,7 +57,7 @@ from screvi_mcp.client.retry import (
     parse_retry_after,
 )
 from screvi_mcp.contract import HOSTED_BASE_URL, SCOPED_KEY_PREFIX
-from screvi_mcp.models import Tag
+from screvi_mcp.models import ItemT, Page, Tag
 
 logger = logging.getLogger("screvi_mcp.client")
 
@@ -301,9 +301,12 @@ class BaseClient:
             and (status >= 500 or isinstance(api_error, UnexpectedResponseError))
             and status != 429
             # The embedded library's lock wait ran out before anything was written.
-            and not (status == 503 and api_error.code == "busy")
+            and not (status == 503 and api_error.code == extensions.BUSY)
         )
-        resend = may_resend_after_status(method, status)
+        # A damaged library file reads the same on every try.
+        resend = may_resend_after_status(method, status) and (
+            api_error.code != extensions.LIBRARY_DAMAGED
+        )
         return _Failed(api_error, resend, retry_after, f"-> HTTP {status}")
 
     async def _exchange(self, call: _Call) -> httpx.Response:
@@ -410,6 +413,23 @@ class BaseClient:
 
     async def _get(self, path: str, **query: Any) -> httpx.Response:
         return await self._request("GET", path, params=p.query(**query))
+
+    async def _list_page(
+        self,
+        path: str,
+        item: type[ItemT],
+        page: int,
+        per_page: int,
+        query: Mapping[str, Any],
+        **choices: frozenset[str],
+    ) -> Page[ItemT]:
+        """One page of a list endpoint: page, per_page and each choice-valued filter checked
+        (`choices`: filter name -> allowed values) before the GET."""
+        p.check_page(page, per_page)
+        for name, allowed in choices.items():
+            p.check_choice(name, query.get(name), allowed)
+        response = await self._get(path, page=page, per_page=per_page, **query)
+        return answers.page(response, item)
 
     async def _change_tags(
         self, method: str, resource: str, what: str, item_id: str, tags: Sequence[str]

@@ -38,10 +38,9 @@ class SourcesResource(BaseClient):
     ) -> Page[Source]:
         """GET /sources. Articles without highlights appear only with `include_empty`."""
         query = p.keywords("list_sources", filters, SourceFilters)
-        p.check_page(page, per_page)
-        p.check_choice("type", query.get("type"), p.SOURCE_LIST_TYPES)
-        response = await self._get("sources", page=page, per_page=per_page, **query)
-        return answers.page(response, Source)
+        return await self._list_page(
+            "sources", Source, page, per_page, query, type=p.SOURCE_LIST_TYPES
+        )
 
     @reads
     async def get_source(

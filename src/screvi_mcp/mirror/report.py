@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
-from screvi_mcp.mirror.sync import SyncSummary
 from screvi_mcp.progress import ProgressReporter, format_summary
+
+if TYPE_CHECKING:
+    from screvi_mcp.mirror.sync import SyncSummary
+
+
+class Reporter(Protocol):
+    """Where a sync's progress goes: a bar on a terminal, plain lines otherwise (see cli)."""
+
+    def phase(self, name: str, total: int | None) -> None: ...
+
+    def advance(self, name: str, done: int, total: int | None) -> None: ...
+
+
+class Silent:
+    """A `Reporter` that says nothing (a sync a server runs for itself)."""
+
+    def phase(self, name: str, total: int | None) -> None:
+        pass
+
+    def advance(self, name: str, done: int, total: int | None) -> None:
+        pass
+
 
 _UNITS = {
     "tags": "tags",

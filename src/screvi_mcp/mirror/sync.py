@@ -25,10 +25,10 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -39,9 +39,11 @@ from screvi_mcp.contract import MAX_PER_PAGE
 from screvi_mcp.local.storage import clock
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import mirror_rows as store
+from screvi_mcp.mirror.article_bodies import ArticleBodies
 from screvi_mcp.mirror.clock_transport import ClockTransport
 from screvi_mcp.mirror.command import DEFAULT_REQUESTS_PER_MINUTE
 from screvi_mcp.mirror.identity import check_identity, run_lock
+from screvi_mcp.mirror.report import Reporter, Silent
 from screvi_mcp.mirror.walk_guard import DEFAULT_MAX_PAGES, DEFAULT_MAX_ROWS, RunBudget, WalkGuard
 from screvi_mcp.models import Page
 
@@ -52,8 +54,6 @@ DEFAULT_OVERLAP = timedelta(minutes=5)
 # Without a `Date` header the local clock stands in, and may be off by more.
 NO_SERVER_CLOCK_OVERLAP = timedelta(hours=1)
 DEFAULT_BODY_CHUNK = 100_000
-# A body longer than this is stored cut (a bound on memory and requests per article).
-MAX_BODY_CHARS = 20_000_000
 # A sync waits out 429s far longer than an interactive tool call would.
 SYNC_RETRY = RetryPolicy(max_retries=8, base_delay=1.0, max_delay=60.0, max_total_wait=600.0)
 # Without --time-limit a run still pauses (resumably) after this long: 32,000 pages at 90/min.
@@ -77,22 +77,6 @@ RUN_PAGE_SIZE = "run_page_size"
 
 class SyncPaused(Exception):
     """The run stopped at its deadline; everything stored so far stays, the cursor did not move."""
-
-
-class Reporter(Protocol):
-    """Where progress goes: a bar on a terminal, plain lines otherwise (see cli)."""
-
-    def phase(self, name: str, total: int | None) -> None: ...
-
-    def advance(self, name: str, done: int, total: int | None) -> None: ...
-
-
-class _Silent:
-    def phase(self, name: str, total: int | None) -> None:
-        pass
-
-    def advance(self, name: str, done: int, total: int | None) -> None:
-        pass
 
 
 @dataclass(frozen=True)
@@ -238,7 +222,7 @@ async def run_sync(
     is the one filled, so a caller can tell what a failed run stored.
     """
     settings = settings or SyncSettings()
-    reporter = reporter or _Silent()
+    reporter = reporter or Silent()
     began = time.monotonic()
     with run_lock(library.path):
         await anyio.to_thread.run_sync(
@@ -441,86 +425,14 @@ async def _articles(run: _Run, page: int) -> None:
 
 
 async def _details(run: _Run, page: int) -> None:
-    """Fetch the detail and body of every article the mirror holds an old version of.
-
-    Driven by the library (which versions it has), not by the pages just walked, so a run
-    killed between an article page and its bodies fetches them on resume.
-    """
-    conn = run.library.connection()
-    total = store.count_articles_needing_detail(conn)
-    run.reporter.phase("details", total)
-    tried: set[str] = set()
-    done = 0
-    while True:
-        batch = [
-            article_id
-            for article_id in store.articles_needing_detail(conn, limit=len(tried) + 50)
-            if article_id not in tried
-        ]
-        if not batch:
-            return
-        for article_id in batch:
-            run.check_deadline()
-            tried.add(article_id)
-            await _fetch_detail(run, article_id)
-            done += 1
-            run.reporter.advance("details", min(done, total), max(total, done))
-
-
-async def _fetch_detail(run: _Run, article_id: str) -> None:
-    from screvi_mcp.client.errors import NotFoundError
-
-    bodies: dict[str, str | None] = {"html": None, "text": None}
-    detail: Mapping[str, Any] | None = None
-    try:
-        for wanted in run.settings.body_formats:
-            first, body = await _read_body(run, article_id, wanted)
-            if detail is None:
-                detail = first
-            served = str(first.get("content_format") or wanted)
-            if body is not None and bodies.get(served) is None:
-                bodies[served] = body
-    except NotFoundError:
-        return  # gone since it was listed: its tombstone comes with the next run
-    if detail is None:
-        return
-    stored = await anyio.to_thread.run_sync(
-        lambda: store.store_article_detail(
-            run.library,
-            article_id,
-            detail,
-            content_html=bodies["html"],
-            content_text=bodies["text"],
-        )
+    bodies = ArticleBodies(
+        library=run.library,
+        client=run.client,
+        formats=run.settings.body_formats,
+        chunk_chars=run.settings.body_chunk_chars,
+        check_deadline=run.check_deadline,
     )
-    if stored:
-        run.summary.applied["details"].updated += 1
-
-
-async def _read_body(run: _Run, article_id: str, wanted: str) -> tuple[dict[str, Any], str | None]:
-    """One format of an article's body, chunk by chunk (`offset`/`max_chars`)."""
-    first: dict[str, Any] | None = None
-    parts: list[str] = []
-    offset = 0
-    length = 0
-    while True:
-        article = await run.client.get_article(
-            article_id,
-            format=wanted,  # type: ignore[arg-type]
-            offset=offset or None,
-            max_chars=run.settings.body_chunk_chars,
-            highlights=False,  # the mirror takes highlights from GET /highlights
-        )
-        if first is None:
-            first = article.model_dump(mode="json")
-        if article.content is None:
-            return first, None
-        parts.append(article.content)
-        length += len(article.content)
-        offset = article.content_offset + len(article.content)
-        if not article.content_truncated or not article.content or length >= MAX_BODY_CHARS:
-            return first, "".join(parts)
-        run.check_deadline()
+    run.summary.applied["details"].updated += await bodies.fetch_all(run.reporter)
 
 
 async def _tag_members(run: _Run, page: int) -> None:

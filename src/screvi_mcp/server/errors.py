@@ -11,7 +11,7 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-from screvi_mcp import contract
+from screvi_mcp import contract, extensions
 from screvi_mcp.client import (
     ConflictError,
     InsufficientScopeError,
@@ -152,12 +152,23 @@ def _unexpected(error: UnexpectedResponseError, target: str | None) -> str:
     return _fallback(error, target)
 
 
+# Codes only the embedded library answers (extensions.py), by code.
+_BY_CODE: dict[str, str] = {
+    extensions.BUSY: (
+        "The library was busy with another write, so nothing was written. Next: call "
+        "again in a moment."
+    ),
+    extensions.LIBRARY_DAMAGED: (
+        "The library file is damaged, so it cannot be read. Next: tell the user to stop "
+        "the server, run `screvi-mcp check`, and restore the library from a backup or an "
+        "export; calling again will not help."
+    ),
+}
+
+
 def _fallback(error: ScreviAPIError, target: str | None) -> str:
-    if error.code == "busy":
-        return (
-            "The library was busy with another write, so nothing was written. Next: call "
-            "again in a moment."
-        )
+    if error.code in _BY_CODE:
+        return _BY_CODE[error.code]
     if error.status >= 500:
         return "Screvi had a server error. Next: try again shortly."
     return f"{error.message}. Next: check the arguments and try again."

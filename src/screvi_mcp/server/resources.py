@@ -6,6 +6,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError
 
+from screvi_mcp import contract
 from screvi_mcp.client import ScreviError, SkillFileUnavailable
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
@@ -78,7 +79,7 @@ def register(mcp: MCPServer, backend: Backend) -> None:
     )
     async def source(source_id: str, ctx: Context) -> str:
         async with resource_errors(f"Source {source_id}"), backend.client(ctx.headers) as client:
-            result = await client.get_source(source_id, per_page=100)
+            result = await client.get_source(source_id, per_page=contract.MAX_PER_PAGE)
         return (
             render.source(result.data, "detailed")
             + "\n\n"

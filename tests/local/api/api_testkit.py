@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
+from screvi_mcp.contract import DEFAULT_PER_PAGE
 from screvi_mcp.local.fetching import article_rows
 from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.storage import clock
@@ -164,6 +165,17 @@ async def over_socket(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
 
 
 OpenApi = Callable[..., AbstractAsyncContextManager[Api]]
+
+
+def only_page(total: int) -> dict[str, Any]:
+    """The pagination of a list that fits on its first page at the spec's default size."""
+    return {
+        "page": 1,
+        "per_page": DEFAULT_PER_PAGE,
+        "total": total,
+        "total_pages": 1,
+        "has_more": False,
+    }
 
 
 def ts(text: str) -> str:

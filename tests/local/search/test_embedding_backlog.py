@@ -3,7 +3,6 @@ writes the queue grew and search by meaning lagged by minutes while results look
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import httpx
@@ -21,24 +20,9 @@ from screvi_mcp.local.search.backlog import (
 )
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import highlights as highlight_store
+from testsupport.backlog import hold_backlog
 
 pytest.importorskip("onnxruntime", reason="the worker needs the `local` extra")
-
-
-class _Stalled:
-    """The real embedder, held back until the test lets it go: a backlog that stays put."""
-
-    def __init__(self, real: object, release: threading.Event) -> None:
-        self._real = real
-        self._release = release
-
-    def embed(self, texts: list[str]) -> object:
-        if len(texts) > 1:  # the worker's batches; a query (one text) goes through
-            self._release.wait(60)  # a bound, not a timing: the test sets it when done
-        return self._real.embed(texts)  # type: ignore[attr-defined]
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._real, name)
 
 
 def test_the_backlog_counts_the_queue_and_estimates_the_lag(tmp_path: Path) -> None:
@@ -68,19 +52,10 @@ def test_the_backlog_counts_the_queue_and_estimates_the_lag(tmp_path: Path) -> N
 async def test_search_results_say_meaning_lags_when_many_wait(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from screvi_mcp.local.search import embedder
-
-    loaded = embedder.load_embedder
-    release = threading.Event()
-    monkeypatch.setattr(embedder, "load_embedder", lambda: _Stalled(loaded(), release))
     path = tmp_path / "library.sqlite3"
+    release = hold_backlog(path, "Tide", monkeypatch)
     library = Library.open(path)
     _, secret = keys.create_key(library, "tests", write=True)
-    highlight_store.create_many(
-        library,
-        [HighlightCreate(content=f"Tide note {n}.") for n in range(SEARCH_NOTE_MIN_PENDING + 10)],
-        bulk=True,
-    )
     library.close()
     app = create_app(path)
     async with app.router.lifespan_context(app):

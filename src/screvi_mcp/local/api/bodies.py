@@ -1,277 +1,45 @@
-"""Request bodies: pydantic models with the spec's bounds, and their 422 `fields` map.
+"""Request bodies: decoding one (`require_json_object`), and the validated input models.
 
-Models are strict (a string is not a boolean, `3.5` is not an integer) because an agent that
-sends the wrong type should learn so, not have its value silently coerced. Unknown fields are
-ignored, as most JSON APIs do. Presence matters for PATCH: `model_fields_set` tells a field
-sent as `null` (clear it) from a field left out (keep it).
+The models and `parse_body` live in `local/storage/inputs.py`, below the API, because the
+store takes them as its input; they are named here too, for the routes. `parse_body`
+raises the store's `Invalid`, which the request pipeline answers 422 validation_failed.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Any, ClassVar, TypeVar
-from urllib.parse import urlsplit
+from typing import Any
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
-from pydantic_core import PydanticCustomError
-
-from screvi_mcp import contract
-from screvi_mcp.contract import CREATABLE_SOURCE_TYPES, MAX_HIGHLIGHT_TEXT, MAX_TAG_NAME
 from screvi_mcp.local.api.error_answers import ApiError, validation_failed
-from screvi_mcp.local.api.query_params import is_uuid
-from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.inputs import (
+    ArticleCreate,
+    ArticleUpdate,
+    Body,
+    HighlightCreate,
+    HighlightUpdate,
+    SourceCreate,
+    SourceUpdate,
+    TagCreate,
+    TagsBody,
+    TagUpdate,
+    field_errors,
+    parse_body,
+)
 
-MAX_URL_LENGTH = 2048
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
-_HEX_COLOUR = re.compile(r"^#?(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$")
-
-
-def _uri(value: str) -> str:
-    value = value.strip()
-    if len(value) > MAX_URL_LENGTH:
-        raise ValueError(f"must be at most {MAX_URL_LENGTH} characters")
-    parts = urlsplit(value)
-    _ = parts.port  # ValueError (so a 422) on a port that is not a number in 0-65535
-    if not parts.scheme or not _SCHEME.match(parts.scheme):
-        raise ValueError("must be an absolute URI such as https://example.com/page")
-    if parts.scheme.lower() in ("http", "https") and not parts.hostname:
-        raise ValueError("must name a host")
-    return value
-
-
-def _web_url(value: str) -> str:
-    value = _uri(value)
-    if urlsplit(value).scheme.lower() not in ("http", "https"):
-        raise ValueError("must be an http or https URL")
-    return value
-
-
-def _date_time(value: str) -> str:
-    try:
-        return clock.normalise_timestamp(value)
-    except (ValueError, OverflowError):  # Overflow: year 1 or 9999 pushed out by an offset
-        raise ValueError("must be an ISO 8601 date-time such as 2024-05-01T12:00:00Z") from None
-
-
-def _date(value: str) -> str:
-    try:
-        return clock.parse_timestamp(value).date().isoformat()
-    except (ValueError, OverflowError):
-        raise ValueError("must be an ISO 8601 date such as 2024-05-01") from None
-
-
-def _uuid(value: str) -> str:
-    if not is_uuid(value):
-        raise ValueError("must be a UUID")
-    return value.lower()
-
-
-def _tag_entry(value: str) -> str:
-    value = value.strip()
-    if not value:
-        raise ValueError("tag names must not be empty")
-    if len(value) > MAX_TAG_NAME:
-        raise ValueError(f"tag names must be at most {MAX_TAG_NAME} characters")
-    return value
-
-
-def _colour(value: str) -> str:
-    value = value.strip()
-    if not _HEX_COLOUR.match(value):
-        raise ValueError("must be a hex colour such as #ff8800")
-    return value if value.startswith("#") else "#" + value
-
-
-Uri = Annotated[str, AfterValidator(_uri)]
-WebUrl = Annotated[str, AfterValidator(_web_url)]
-DateTime = Annotated[str, AfterValidator(_date_time)]
-Date = Annotated[str, AfterValidator(_date)]
-Uuid = Annotated[str, AfterValidator(_uuid)]
-TagEntry = Annotated[str, AfterValidator(_tag_entry)]
-Colour = Annotated[str, AfterValidator(_colour)]
-TagList = list[TagEntry]
-
-
-class Body(BaseModel):
-    model_config = ConfigDict(strict=True, extra="ignore")
-
-    def present(self) -> dict[str, Any]:
-        """The fields the client actually sent, with their (validated) values."""
-        return {name: getattr(self, name) for name in self.model_fields_set}
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty")
-    return value
-
-
-Content = Annotated[str, Field(max_length=MAX_HIGHLIGHT_TEXT), AfterValidator(_not_blank)]
-# The spec bounds `location` below only; above, SQLite cannot store it (a 500) and JSON
-# clients cannot read it exactly. 2**53 - 1 is the largest integer every client round-trips.
-Location = Annotated[int, Field(ge=0, le=2**53 - 1)]
-
-
-class HighlightCreate(Body):
-    content: Content
-    note: Annotated[str, Field(max_length=MAX_HIGHLIGHT_TEXT)] | None = None
-    favorite: bool | None = None
-    url: Uri | None = None
-    location: Location | None = None
-    date: DateTime | None = None
-    source_id: Uuid | None = None
-    article_id: Uuid | None = None
-    tags: TagList | None = None
-    metadata: dict[str, Any] | None = None
-
-    @model_validator(mode="after")
-    def _one_parent(self) -> HighlightCreate:
-        if self.source_id is not None and self.article_id is not None:
-            raise PydanticCustomError("one_parent", "give source_id or article_id, not both")
-        return self
-
-
-class HighlightUpdate(Body):
-    content: Content | None = None
-    note: Annotated[str, Field(max_length=MAX_HIGHLIGHT_TEXT)] | None = None
-    favorite: bool | None = None
-    url: Uri | None = None
-    location: Location | None = None
-    date: DateTime | None = None
-    metadata: dict[str, Any] | None = None
-    tags: TagList | None = None
-
-    # Fields whose `null` would not mean "clear": refuse it rather than guess. `tags: null`
-    # is allowed: the spec's "send null to clear a field" covers tags, cleared to none.
-    not_nullable: ClassVar[tuple[str, ...]] = ("content", "favorite")
-
-
-class TagsBody(Body):
-    tags: TagList
-
-
-SourceName = Annotated[str, Field(max_length=contract.MAX_SOURCE_NAME), AfterValidator(_not_blank)]
-
-
-class SourceCreate(Body):
-    name: SourceName
-    type: contract.CreatableSourceType
-    author: Annotated[str, Field(max_length=contract.MAX_AUTHOR)] | None = None
-    url: Uri | None = None
-    image_url: Uri | None = None
-    isbn: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
-    asin: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
-    note: Annotated[str, Field(max_length=contract.MAX_NOTE)] | None = None
-    published_date: Date | None = None
-    metadata: dict[str, Any] | None = None
-
-    @field_validator("type", mode="before")
-    @classmethod
-    def _explain_type(cls, value: object) -> object:
-        if value == "article":
-            raise ValueError("articles are saved with POST /articles, not created as sources")
-        if isinstance(value, str) and value not in CREATABLE_SOURCE_TYPES:
-            raise ValueError("must be one of " + ", ".join(CREATABLE_SOURCE_TYPES))
-        return value
-
-
-class SourceUpdate(Body):
-    name: (
-        Annotated[str, Field(max_length=contract.MAX_SOURCE_NAME), AfterValidator(_not_blank)]
-        | None
-    ) = None
-    author: Annotated[str, Field(max_length=contract.MAX_AUTHOR)] | None = None
-    url: Uri | None = None
-    image_url: Uri | None = None
-    origin: Annotated[str, Field(max_length=500)] | None = None
-    isbn: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
-    asin: Annotated[str, Field(max_length=contract.MAX_BOOK_CODE)] | None = None
-    note: Annotated[str, Field(max_length=contract.MAX_NOTE)] | None = None
-    published_date: Date | None = None
-    metadata: dict[str, Any] | None = None
-    type: str | None = None
-
-    not_nullable: ClassVar[tuple[str, ...]] = ("name",)
-
-
-class ArticleCreate(Body):
-    url: WebUrl
-    tags: TagList | None = None
-
-
-class ArticleUpdate(Body):
-    home_status: contract.HomeStatusName | None = None
-    favorite: bool | None = None
-    title: Annotated[str, Field(max_length=contract.MAX_ARTICLE_TITLE)] | None = None
-    excerpt: Annotated[str, Field(max_length=contract.MAX_EXCERPT)] | None = None
-    note: Annotated[str, Field(max_length=contract.MAX_NOTE)] | None = None
-    tags: TagList | None = None
-
-    not_nullable: ClassVar[tuple[str, ...]] = ("home_status", "favorite", "tags")
-
-
-class TagCreate(Body):
-    name: Annotated[str, Field(max_length=MAX_TAG_NAME), AfterValidator(_tag_entry)]
-    color: Colour | None = None
-
-
-class TagUpdate(Body):
-    name: Annotated[str, Field(max_length=MAX_TAG_NAME), AfterValidator(_tag_entry)] | None = None
-    color: Colour | None = None
-
-    not_nullable: ClassVar[tuple[str, ...]] = ("name",)
-
-
-ModelT = TypeVar("ModelT", bound="Body")
-
-
-def field_errors(error: ValidationError, prefix: str = "") -> dict[str, str]:
-    """Pydantic's errors as the spec's `fields` map: `tags[2]`, `highlights[3].content`."""
-    fields: dict[str, str] = {}
-    for item in error.errors():
-        path = prefix
-        for part in item["loc"]:
-            if isinstance(part, int):
-                path += f"[{part}]"
-            elif part in ("function-after", "str", "int", "bool", "list", "dict"):
-                continue  # pydantic's union-branch markers: noise to an API user
-            else:
-                path = f"{path}.{part}" if path else str(part)
-        message = str(item["msg"])
-        if item["type"] == "one_parent":  # a model-level rule: name the field it is about
-            path = f"{path}.article_id" if path else "article_id"
-        if item["type"] == "missing":
-            message = "is required"
-        elif message.startswith("Value error, "):
-            message = message[len("Value error, ") :]
-        fields.setdefault(path or "body", message)
-    return fields
-
-
-def parse_body(model: type[ModelT], payload: Any, prefix: str = "") -> ModelT:
-    """Validate a decoded JSON body; raises 422 validation_failed with per-field reasons."""
-    if not isinstance(payload, dict):
-        raise validation_failed({prefix or "body": "must be a JSON object"})
-    try:
-        body = model.model_validate(payload)
-    except ValidationError as error:
-        raise validation_failed(field_errors(error, prefix)) from None
-    nulls = {
-        name: "cannot be null"
-        for name in getattr(model, "not_nullable", ())
-        if name in body.model_fields_set and getattr(body, name) is None
-    }
-    if nulls:
-        raise validation_failed({f"{prefix}.{k}" if prefix else k: v for k, v in nulls.items()})
-    return body
+__all__ = [
+    "ArticleCreate",
+    "ArticleUpdate",
+    "Body",
+    "HighlightCreate",
+    "HighlightUpdate",
+    "SourceCreate",
+    "SourceUpdate",
+    "TagCreate",
+    "TagUpdate",
+    "TagsBody",
+    "field_errors",
+    "parse_body",
+    "require_json_object",
+]
 
 
 def require_json_object(raw: bytes) -> Any:

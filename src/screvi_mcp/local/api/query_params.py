@@ -8,22 +8,14 @@ working.
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Iterable, Mapping
 
 from screvi_mcp.local.api.error_answers import invalid_parameter
 from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.ids import is_uuid
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
-
-
-def is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except (ValueError, AttributeError, TypeError):
-        return False
-    return True
 
 
 class QueryParams:

@@ -18,12 +18,14 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from screvi_mcp import extensions
 from screvi_mcp.local.api import auth
 from screvi_mcp.local.api.bodies import require_json_object
 from screvi_mcp.local.api.error_answers import ApiError, from_store
 from screvi_mcp.local.api.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.api.keys import ApiKey
 from screvi_mcp.local.api.query_params import QueryParams
+from screvi_mcp.local.storage import db
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store.refusals import StoreError
 
@@ -169,8 +171,14 @@ NO_WAIT_READS = True
 
 BUSY = ApiError(
     503,
-    "busy",
+    extensions.BUSY,
     "The library is busy with another write and nothing was written; try again in a moment",
+)
+
+
+DAMAGED = (
+    "The library file is damaged ({reason}), so it cannot be read or written; "
+    "run `screvi-mcp check`, then restore the library from a backup or an export"
 )
 
 
@@ -178,6 +186,11 @@ def _internal_error(request: Request, error: Exception, headers: dict[str, str])
     # The kind of failure at ERROR; the traceback only when debugging is asked for.
     log.error("internal error on %s %s: %s", request.method, request.url.path, type(error).__name__)
     log.debug("traceback", exc_info=True)
+    if db.is_damage(error):
+        # Not "try again": the same pages read back the same. The file's path stays out
+        # (the answer may go to a remote caller); `check` names it.
+        damaged = ApiError(500, extensions.LIBRARY_DAMAGED, DAMAGED.format(reason=error))
+        return error_response(damaged, headers)
     return error_response(
         ApiError(500, "internal_error", "Internal server error; try again later"), headers
     )

@@ -57,6 +57,22 @@ def damaged(path: Path, reason: object) -> str:
     )
 
 
+# SQLite's primary result codes for a file whose pages no longer read as a database:
+# SQLITE_CORRUPT ("database disk image is malformed") and SQLITE_NOTADB ("file is not a
+# database"). Either way a retry reads the same pages: only a restore helps.
+_DAMAGE_CODES = frozenset({11, 26})
+
+
+def is_damage(error: BaseException) -> bool:
+    """Whether `error` is SQLite finding the library file damaged (not a lock, not a bug)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return (
+        isinstance(error, sqlite3.DatabaseError)
+        and code is not None
+        and code & 0xFF in (_DAMAGE_CODES)
+    )
+
+
 def check_is_library(path: Path) -> None:
     """Refuse, without writing a byte, a SQLite file that is not a library of ours (another
     application's database) or one written by a newer screvi-mcp (a migration this version

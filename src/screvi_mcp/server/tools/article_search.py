@@ -21,7 +21,16 @@ from screvi_mcp.extensions import ARTICLE_SEARCH_MAX_PER_PAGE, PassageHit, Passa
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.errors import describe
-from screvi_mcp.server.toolkit import DateTimeText, Format, Page, ToolSpec, declare, reading
+from screvi_mcp.server.toolkit import (
+    DateTimeText,
+    Format,
+    Page,
+    Query,
+    ToolSpec,
+    declare,
+    reading,
+)
+from screvi_mcp.server.tools.articles import MAX_CHUNK_CHARS
 
 TOOLS: list[ToolSpec] = []
 tool = declare(TOOLS, "articles")
@@ -42,7 +51,7 @@ HOSTED_NOTE = (
 async def search_articles(
     backend: Backend,
     ctx: Context,
-    query: Annotated[str, Field(min_length=1, max_length=1000, description="words or meaning")],
+    query: Annotated[Query, Field(description="words or meaning")],
     tag: str | None = None,
     status: contract.ArticleStatusName | None = None,
     favorite: bool | None = None,
@@ -114,7 +123,7 @@ def _hit(hit: PassageHit, query: str, fmt: str) -> str:
     by = " · ".join(x for x in (article.author, article.source_domain) if x)
     head = f"{article.title or article.url}" + (f" ({by})" if by else "")
     passage = hit.passage
-    max_chars = min(max(1000, passage.length + READ_MARGIN), 50000)
+    max_chars = min(max(contract.MIN_MAX_CHARS, passage.length + READ_MARGIN), MAX_CHUNK_CHARS)
     shown = passage.text if fmt == "detailed" else _snippet(passage.text, query)
     score = f"{hit.match_type.value}" + (
         f", similarity {hit.similarity:.2f}" if hit.similarity is not None else ""

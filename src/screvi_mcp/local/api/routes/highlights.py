@@ -17,6 +17,7 @@ from screvi_mcp.local.api.error_answers import ApiError, validation_failed
 from screvi_mcp.local.api.query_params import QueryParams
 from screvi_mcp.local.api.request_pipeline import Call, Reply, endpoint
 from screvi_mcp.local.storage.store import highlights
+from screvi_mcp.local.storage.store.refusals import Invalid
 
 
 def _filters(params: QueryParams, *, listing: bool) -> highlights.HighlightFilters:
@@ -90,8 +91,8 @@ def create_bulk(call: Call) -> Reply:
     for index, item in enumerate(items):
         try:
             parsed.append(parse_body(HighlightCreate, item, f"highlights[{index}]"))
-        except ApiError as error:
-            problems.update(error.fields or {})
+        except Invalid as error:
+            problems.update(error.fields)
     if problems:
         raise validation_failed(problems)
     created = highlights.create_many(call.library, parsed, bulk=True)

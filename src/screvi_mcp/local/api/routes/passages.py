@@ -10,6 +10,7 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from screvi_mcp import contract
+from screvi_mcp.extensions import ARTICLE_SEARCH_MAX_PER_PAGE, ARTICLE_SEARCH_PATH
 from screvi_mcp.local.api.error_answers import invalid_parameter
 from screvi_mcp.local.api.request_pipeline import Call, Reply, endpoint
 from screvi_mcp.local.passages import attach
@@ -21,9 +22,7 @@ from screvi_mcp.local.passages.search import (
 )
 from screvi_mcp.local.storage.store.pages import pagination
 
-PATH = "/ext/articles/search"
-MAX_QUERY_LENGTH = 1000
-MAX_PER_PAGE = 50
+PATH = f"/{ARTICLE_SEARCH_PATH}"
 
 
 def search_articles(call: Call) -> Reply:
@@ -31,12 +30,12 @@ def search_articles(call: Call) -> Reply:
     q = params.string("q")
     if q is None or not q.strip():
         raise invalid_parameter({"q": "is required: the words or meaning to look for"})
-    if len(q) > MAX_QUERY_LENGTH:
-        raise invalid_parameter({"q": f"must be at most {MAX_QUERY_LENGTH} characters"})
+    if len(q) > contract.MAX_QUERY_CHARS:
+        raise invalid_parameter({"q": f"must be at most {contract.MAX_QUERY_CHARS} characters"})
     query = PassageQuery(
         q=q,
         filters=PassageFilters(
-            tag=params.string("tag", max_length=100),
+            tag=params.string("tag", max_length=contract.MAX_TAG_NAME),
             status=params.choice("status", list(contract.ARTICLE_STATUSES)),
             favorite=params.boolean("favorite"),
             saved_since=params.timestamp("saved_since"),
@@ -46,7 +45,7 @@ def search_articles(call: Call) -> Reply:
             "min_relevance", default=DEFAULT_MIN_RELEVANCE, minimum=0.0, maximum=1.0
         ),
         page=params.page(),
-        per_page=params.per_page(default=10, maximum=MAX_PER_PAGE),
+        per_page=params.per_page(default=10, maximum=ARTICLE_SEARCH_MAX_PER_PAGE),
     )
     index = attach.index_for(call.library)
     conn = call.library.connection()

@@ -6,8 +6,8 @@ from starlette.routing import Route
 
 from screvi_mcp.local.api.bodies import TagCreate, TagUpdate, parse_body
 from screvi_mcp.local.api.error_answers import not_found
-from screvi_mcp.local.api.query_params import is_uuid
 from screvi_mcp.local.api.request_pipeline import Call, Reply, endpoint
+from screvi_mcp.local.storage.ids import is_uuid
 from screvi_mcp.local.storage.store import tags
 
 

@@ -10,8 +10,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from screvi_mcp.local.api.query_params import is_uuid
 from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.ids import is_uuid
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import tags, wire
 from screvi_mcp.local.storage.store.chunks import slice_content

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from screvi_mcp.contract import expand_types
-from screvi_mcp.local.api.bodies import HighlightCreate
-from screvi_mcp.local.api.query_params import is_uuid
 from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.ids import is_uuid
+from screvi_mcp.local.storage.inputs import HighlightCreate
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import tags, wire
 from screvi_mcp.local.storage.store.pages import chunked, offset, pagination

@@ -31,9 +31,8 @@ from typing import Any
 
 from pydantic import field_validator
 
-from screvi_mcp.local.api.bodies import HighlightCreate, SourceCreate, parse_body
-from screvi_mcp.local.api.error_answers import ApiError
 from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.inputs import HighlightCreate, SourceCreate, parse_body
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import highlights as highlight_store
 from screvi_mcp.local.storage.store import sources as source_store
@@ -72,8 +71,8 @@ class ImportRejected(ValueError):
     """An item the library's rules refuse; the message says which field and why."""
 
 
-def _rejection(error: ApiError | StoreError) -> ImportRejected:
-    if isinstance(error, ApiError | Invalid) and error.fields:
+def _rejection(error: StoreError) -> ImportRejected:
+    if isinstance(error, Invalid) and error.fields:
         reasons = "; ".join(f"{name} {reason}" for name, reason in error.fields.items())
         return ImportRejected(reasons)
     return ImportRejected(error.message)
@@ -82,7 +81,7 @@ def _rejection(error: ApiError | StoreError) -> ImportRejected:
 def validate_source(payload: dict[str, Any]) -> ImportedSource:
     try:
         return parse_body(ImportedSource, payload)
-    except ApiError as error:
+    except Invalid as error:
         raise _rejection(error) from None
 
 
@@ -90,7 +89,7 @@ def validate_highlight(payload: dict[str, Any]) -> HighlightCreate:
     """POST /highlights' validation; the source is given by the batch, not the payload."""
     try:
         return parse_body(HighlightCreate, payload)
-    except ApiError as error:
+    except Invalid as error:
         raise _rejection(error) from None
 
 
@@ -172,7 +171,7 @@ class ImportWriter:
         try:
             with self._transaction() as conn:
                 outcome, changed = _write(conn, sources, highlights, self.run_keys)
-        except (ApiError, StoreError) as error:
+        except StoreError as error:
             raise _rejection(error) from None
         if not self.dry_run:
             self.library.notify_changed(changed)

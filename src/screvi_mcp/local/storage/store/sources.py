@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from screvi_mcp.contract import expand_types
-from screvi_mcp.local.api.bodies import SourceCreate
-from screvi_mcp.local.api.query_params import is_uuid
 from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.ids import is_uuid
+from screvi_mcp.local.storage.inputs import SourceCreate
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import wire
 from screvi_mcp.local.storage.store.pages import like_pattern, offset, pagination

@@ -6,8 +6,8 @@ import sqlite3
 import uuid
 from typing import Any
 
-from screvi_mcp.local.api.query_params import is_uuid
 from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.ids import is_uuid
 from screvi_mcp.local.storage.store.pages import chunked
 from screvi_mcp.local.storage.store.refusals import Invalid, NotFound
 
