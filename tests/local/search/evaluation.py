@@ -32,12 +32,13 @@ import itertools
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from distractors import distractor_paragraphs
+from embedding_cache import cached_embeddings
 from labelled_set import (
     HALVES,
     KINDS,
@@ -302,6 +303,10 @@ def _mean(values: list[bool]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+# The scripts (not the tests) serve embeddings from a disk cache (embedding_cache.py).
+CACHE_EMBEDDINGS = False
+
+
 @contextmanager
 def labelled_library(
     directory: Path, distractors: int = 0, labelled_set: LabelledSet = MAIN
@@ -312,11 +317,12 @@ def labelled_library(
 
     library = Library.open(directory / "labelled.sqlite")
     try:
-        if attach_semantic_index(library, backfill="now") is None:
-            raise RuntimeError("the 'local' extra is needed for the semantic side")
-        extra = distractor_paragraphs(distractors) if distractors else None
-        yield LabelledLibrary(library, extra, labelled_set)
-        detach_semantic_index(library)
+        with cached_embeddings() if CACHE_EMBEDDINGS else nullcontext():
+            if attach_semantic_index(library, backfill="now") is None:
+                raise RuntimeError("the 'local' extra is needed for the semantic side")
+            extra = distractor_paragraphs(distractors) if distractors else None
+            yield LabelledLibrary(library, extra, labelled_set)
+            detach_semantic_index(library)
     finally:
         library.close()
 
@@ -740,6 +746,8 @@ def main(argv: list[str] | None = None) -> int:
         help="rewrite the evaluation tables of docs/search.md (every set, every method)",
     )
     args = parser.parse_args(argv)
+    global CACHE_EMBEDDINGS
+    CACHE_EMBEDDINGS = True
     if args.write_docs:
         return write_docs()
     if args.set == "fresh":
