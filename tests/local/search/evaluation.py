@@ -667,56 +667,6 @@ def _evaluate_fresh(args: argparse.Namespace) -> int:
     return 0
 
 
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "search.md"
-
-
-def replace_region(text: str, name: str, body: str) -> str:
-    """`text` with the region between `<!-- evaluation:NAME -->` and
-    `<!-- /evaluation:NAME -->` replaced by `body`."""
-    start, end = f"<!-- evaluation:{name} -->", f"<!-- /evaluation:{name} -->"
-    if start not in text or end not in text:
-        raise SystemExit(f"{DOCS} has no region {start} ... {end}")
-    head, rest = text.split(start, 1)
-    return f"{head}{start}\n{body}\n{end}{rest.split(end, 1)[1]}"
-
-
-def write_docs() -> int:
-    """Rewrite the evaluation tables of docs/search.md: tuning and held-out halves of the
-    main set, the blind set (read, never fitted on), and verify's reliability table."""
-    from fresh_set import FRESH, FRESH_HALF
-
-    regions: dict[str, str] = {}
-    with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
-        for half in HALVES:
-            regions[half] = _docs_section(labelled, half)
-        regions["reliability"] = verified_hits_reliability(labelled, "heldout", markdown=True)
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        labelled_library(Path(tmp), 0, FRESH) as labelled,
-    ):
-        regions["blind"] = _docs_section(labelled, FRESH_HALF)
-    text = DOCS.read_text(encoding="utf-8")
-    for name, body in regions.items():
-        text = replace_region(text, name, body)
-    DOCS.write_text(text, encoding="utf-8")
-    print(f"rewrote {', '.join(regions)} in {DOCS}")
-    return 0
-
-
-def _docs_section(labelled: LabelledLibrary, half: str) -> str:
-    report = evaluate(labelled, half, tuple(m for m in METHODS if m != "minilm"))
-    kept = kept_answers(labelled, half)
-    page = first_page(labelled, half)
-    return (
-        f"{report.markdown()}\n\n"
-        f"Answers in the plain ranking's top 3 that the default loses: {kept.lost_share:.3f}"
-        f" of {kept.queries} queries ({len(kept.hidden)} hidden, {len(kept.pushed)} pushed"
-        f" below place 3). First page of {PAGE}: {page.relevant_found:.2f} of all relevant"
-        f" highlights, {page.results:.1f} results per query, {page.unlabelled:.1f} of them"
-        " not labelled relevant."
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--half", choices=[*HALVES, "both"], default="heldout")
@@ -749,6 +699,8 @@ def main(argv: list[str] | None = None) -> int:
     global CACHE_EMBEDDINGS
     CACHE_EMBEDDINGS = True
     if args.write_docs:
+        from docs_tables import write_docs
+
         return write_docs()
     if args.set == "fresh":
         return _evaluate_fresh(args)
