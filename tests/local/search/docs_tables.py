@@ -40,8 +40,8 @@ SHORT_KINDS = ("paraphrase", "short", TO_OTHER, TO_ENGLISH, "all")
 SHORT_METHODS = ("plain", "hybrid", "hybrid+verify")
 # The negatives' curves: min_relevance as the chance of relevance its cut keeps (the
 # default 0.72 keeps 0.012), and verify's judge thresholds a dropping verify would use.
-CURVE_CHANCES = (0.012, 0.02, 0.03, 0.05, 0.1, 0.2, 0.5)
-CURVE_JUDGE = (0.05, 0.1, 0.2, 0.3, 0.5)
+CURVE_CHANCES = (0.012, 0.02, 0.03, 0.05, 0.1, 0.2)
+CURVE_JUDGE = (0.1, 0.2, 0.3, 0.5)
 
 
 @contextmanager
