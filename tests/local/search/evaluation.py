@@ -1,12 +1,12 @@
 """Search quality on the labelled set, per kind of query, for four ways of searching.
 
 - keyword: the keyword side alone (`keyword_ranking`);
-- minilm: MiniLM's vector ranking alone with no threshold (for negatives, MiniLM's side
-  as search applies it at the defaults);
+- minilm: the English model's vector ranking alone (mpnet by default, MiniLM under
+  `SCREVI_ENGLISH_MODEL=minilm`) with no threshold (for negatives, at the defaults);
 - semantic: the semantic side as search builds it from both models, with no threshold
   (its best case for ranking): a non-English query ranked by the multilingual model, an
-  English query by MiniLM with the multilingual model's non-English matches fused after
-  `LATER_OFFSET` places, exactly as in `engine.search` minus the keyword side. For
+  English query by the English model with the multilingual model's non-English matches
+  fused after `LATER_OFFSET` places, exactly as in `engine.search` minus the keyword side. For
   negatives, the same at the default thresholds;
 - plain: `engine.search` with every cut off (`min_relevance=0`): the plain fused ranking;
 - hybrid: `engine.search` exactly as a client calls it, default parameters;
@@ -22,6 +22,9 @@ Run it on either half of the split (labelled_set.py says how the split was made)
 or on the blind set, in a library of its own, that nothing was fitted on (fresh_set.py):
 
     .venv/bin/python tests/local/search/evaluation.py --set fresh
+
+The scripts read embeddings from a disk cache (embedding_cache.py); `--write-docs` rewrites
+docs/search.md's tables (docs_tables.py).
 """
 
 from __future__ import annotations
