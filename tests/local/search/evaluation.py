@@ -1,12 +1,12 @@
 """Search quality on the labelled set, per kind of query, for four ways of searching.
 
 - keyword: the keyword side alone (`keyword_ranking`);
-- minilm: MiniLM's vector ranking alone with no threshold (for negatives, MiniLM's side
-  as search applies it at the defaults);
+- minilm: the English model's vector ranking alone (mpnet by default, MiniLM under
+  `SCREVI_ENGLISH_MODEL=minilm`) with no threshold (for negatives, at the defaults);
 - semantic: the semantic side as search builds it from both models, with no threshold
   (its best case for ranking): a non-English query ranked by the multilingual model, an
-  English query by MiniLM with the multilingual model's non-English matches fused after
-  `LATER_OFFSET` places, exactly as in `engine.search` minus the keyword side. For
+  English query by the English model with the multilingual model's non-English matches
+  fused after `LATER_OFFSET` places, exactly as in `engine.search` minus the keyword side. For
   negatives, the same at the default thresholds;
 - plain: `engine.search` with every cut off (`min_relevance=0`): the plain fused ranking;
 - hybrid: `engine.search` exactly as a client calls it, default parameters;
@@ -22,6 +22,9 @@ Run it on either half of the split (labelled_set.py says how the split was made)
 or on the blind set, in a library of its own, that nothing was fitted on (fresh_set.py):
 
     .venv/bin/python tests/local/search/evaluation.py --set fresh
+
+The scripts read embeddings from a disk cache (embedding_cache.py); `--write-docs` rewrites
+docs/search.md's tables (docs_tables.py).
 """
 
 from __future__ import annotations
@@ -32,12 +35,13 @@ import itertools
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from distractors import distractor_paragraphs
+from embedding_cache import cached_embeddings
 from labelled_set import (
     HALVES,
     KINDS,
@@ -302,6 +306,10 @@ def _mean(values: list[bool]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+# The scripts (not the tests) serve embeddings from a disk cache (embedding_cache.py).
+CACHE_EMBEDDINGS = False
+
+
 @contextmanager
 def labelled_library(
     directory: Path, distractors: int = 0, labelled_set: LabelledSet = MAIN
@@ -312,11 +320,12 @@ def labelled_library(
 
     library = Library.open(directory / "labelled.sqlite")
     try:
-        if attach_semantic_index(library, backfill="now") is None:
-            raise RuntimeError("the 'local' extra is needed for the semantic side")
-        extra = distractor_paragraphs(distractors) if distractors else None
-        yield LabelledLibrary(library, extra, labelled_set)
-        detach_semantic_index(library)
+        with cached_embeddings() if CACHE_EMBEDDINGS else nullcontext():
+            if attach_semantic_index(library, backfill="now") is None:
+                raise RuntimeError("the 'local' extra is needed for the semantic side")
+            extra = distractor_paragraphs(distractors) if distractors else None
+            yield LabelledLibrary(library, extra, labelled_set)
+            detach_semantic_index(library)
     finally:
         library.close()
 
@@ -661,56 +670,6 @@ def _evaluate_fresh(args: argparse.Namespace) -> int:
     return 0
 
 
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "search.md"
-
-
-def replace_region(text: str, name: str, body: str) -> str:
-    """`text` with the region between `<!-- evaluation:NAME -->` and
-    `<!-- /evaluation:NAME -->` replaced by `body`."""
-    start, end = f"<!-- evaluation:{name} -->", f"<!-- /evaluation:{name} -->"
-    if start not in text or end not in text:
-        raise SystemExit(f"{DOCS} has no region {start} ... {end}")
-    head, rest = text.split(start, 1)
-    return f"{head}{start}\n{body}\n{end}{rest.split(end, 1)[1]}"
-
-
-def write_docs() -> int:
-    """Rewrite the evaluation tables of docs/search.md: tuning and held-out halves of the
-    main set, the blind set (read, never fitted on), and verify's reliability table."""
-    from fresh_set import FRESH, FRESH_HALF
-
-    regions: dict[str, str] = {}
-    with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
-        for half in HALVES:
-            regions[half] = _docs_section(labelled, half)
-        regions["reliability"] = verified_hits_reliability(labelled, "heldout", markdown=True)
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        labelled_library(Path(tmp), 0, FRESH) as labelled,
-    ):
-        regions["blind"] = _docs_section(labelled, FRESH_HALF)
-    text = DOCS.read_text(encoding="utf-8")
-    for name, body in regions.items():
-        text = replace_region(text, name, body)
-    DOCS.write_text(text, encoding="utf-8")
-    print(f"rewrote {', '.join(regions)} in {DOCS}")
-    return 0
-
-
-def _docs_section(labelled: LabelledLibrary, half: str) -> str:
-    report = evaluate(labelled, half, tuple(m for m in METHODS if m != "minilm"))
-    kept = kept_answers(labelled, half)
-    page = first_page(labelled, half)
-    return (
-        f"{report.markdown()}\n\n"
-        f"Answers in the plain ranking's top 3 that the default loses: {kept.lost_share:.3f}"
-        f" of {kept.queries} queries ({len(kept.hidden)} hidden, {len(kept.pushed)} pushed"
-        f" below place 3). First page of {PAGE}: {page.relevant_found:.2f} of all relevant"
-        f" highlights, {page.results:.1f} results per query, {page.unlabelled:.1f} of them"
-        " not labelled relevant."
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--half", choices=[*HALVES, "both"], default="heldout")
@@ -740,7 +699,11 @@ def main(argv: list[str] | None = None) -> int:
         help="rewrite the evaluation tables of docs/search.md (every set, every method)",
     )
     args = parser.parse_args(argv)
+    global CACHE_EMBEDDINGS
+    CACHE_EMBEDDINGS = True
     if args.write_docs:
+        from docs_tables import write_docs
+
         return write_docs()
     if args.set == "fresh":
         return _evaluate_fresh(args)

@@ -31,6 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import evaluation
 from evaluation import LabelledLibrary, auc, kept_answers, labelled_library, score
 
 from screvi_mcp.local.search import calibration, multilingual
@@ -140,6 +141,7 @@ def fit_judges(labelled: LabelledLibrary) -> None:
 
 
 if __name__ == "__main__":
+    evaluation.CACHE_EMBEDDINGS = True
     with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
         if "--judge" in sys.argv:
             fit_judges(labelled)

@@ -2,11 +2,11 @@
 
 `MPNET_CALIBRATION`: fitted on the tuning half's candidate pairs by
 `SCREVI_ENGLISH_MODEL=mpnet tests/local/search/fit_calibration.py --curves` (1,940 pairs,
-72 relevant, AUC of the cosine 0.945 against MiniLM's 0.901), with the int8 model of
-converter v1; its default cut falls at raw cosine 0.26. `MPNET_JUDGE`, verify's judge over
-this model's own token vectors, fitted on the matches verify judges for tuning queries
-(`fit_calibration.py --judge`: 626 hits, 70 relevant), so that its probability is
-calibrated where an agent reads it (held-out reliability not yet measured for mpnet).
+72 relevant, AUC of the cosine 0.947 against MiniLM's 0.901), with the int8 model of
+converter v2 (v1 gave -9.25, 18.31); its default cut falls at raw cosine 0.26. `MPNET_JUDGE`,
+verify's judge over this model's own token vectors, fitted on the matches verify judges for
+tuning queries (`fit_calibration.py --judge`: 612 hits, 70 relevant), so that its
+probability is calibrated where an agent reads it (held-out reliability: docs/search.md).
 """
 
 from __future__ import annotations
@@ -14,5 +14,5 @@ from __future__ import annotations
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.judge import JudgeWeights
 
-MPNET_CALIBRATION = Calibration(bias=-9.25, slope=18.31)
-MPNET_JUDGE = JudgeWeights(bias=-6.53, weights=(1.61, 11.23, 0.49, 10.78))
+MPNET_CALIBRATION = Calibration(bias=-9.23, slope=18.30)
+MPNET_JUDGE = JudgeWeights(bias=-6.29, weights=(2.42, 9.80, 0.71, 10.81))
