@@ -1,0 +1,72 @@
+"""The fast model's index (interim.py says what it is for): MiniLM's vectors, in tables of
+their own, for highlights still waiting for the English model's vector."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from screvi_mcp.local.search import embedding_queue, embedding_rows
+from screvi_mcp.local.search.calibration import MINILM
+from screvi_mcp.local.search.embedder import Embedder
+from screvi_mcp.local.search.index import QUEUE_CLAIM, SemanticIndex
+from screvi_mcp.local.search.vector_tables import INTERIM_TABLES
+from screvi_mcp.local.storage.db import is_busy
+from screvi_mcp.local.storage.library import Library
+
+
+class InterimIndex(SemanticIndex):
+    def __init__(self, library: Library, embedder: Embedder, english: SemanticIndex) -> None:
+        super().__init__(library, embedder, MINILM, english.verifier, INTERIM_TABLES)
+        self.english = english
+        self.failed = False  # an unexpected failure: the English worker stops waiting for us
+
+    def forget(self, conn: sqlite3.Connection, seqs: list[int]) -> None:
+        """In the transaction storing `seqs`' English vectors: they need no fast one."""
+        embedding_rows.delete(conn, seqs, self.tables)
+        conn.execute(
+            f"DELETE FROM {self.tables.queue} WHERE seq IN (SELECT value FROM json_each(?))",
+            (json.dumps(seqs),),
+        )
+
+    def yields(self) -> bool:
+        """Whether the English worker should let this one go first."""
+        return not self.failed and embedding_queue.claimable(self.library.connection(), self.tables)
+
+    def embed_queued(self, claim: str, limit: int = QUEUE_CLAIM) -> int:
+        try:
+            claimed = super().embed_queued(claim, limit)
+        except Exception as exc:
+            if not is_busy(exc):
+                self.failed = True
+            raise
+        if not claimed:
+            self._sweep()
+        return claimed
+
+    def _embed_seqs(self, seqs: list[int], claim: str | None) -> int:
+        """Rows whose English vector exists by now leave the queue unembedded."""
+        covered = self._covered(seqs)
+        if covered and claim is not None:
+            with self.library.write() as conn:
+                embedding_queue.finish(conn, claim, covered, self.tables)
+        skip = set(covered)
+        return super()._embed_seqs([seq for seq in seqs if seq not in skip], claim)
+
+    def _covered(self, seqs: list[int]) -> list[int]:
+        english = self.english
+        conn = self.library.connection()
+        return sorted(embedding_rows.stored_hashes(conn, english.model_id, seqs, english.tables))
+
+    def _sweep(self) -> None:
+        """Drop fast vectors whose English vector was stored while they were being made (the
+        race `forget` cannot see): left behind, they would keep the fast side searched."""
+        english, conn = self.english, self.library.connection()
+        covered = f"SELECT f.seq FROM {self.tables.vectors} f JOIN {english.tables.vectors} e"
+        covered += " ON e.seq = f.seq WHERE e.model = ?"
+        if conn.execute(covered + " LIMIT 1", (english.model_id,)).fetchone() is None:
+            return
+        with self.library.write() as write_conn:
+            write_conn.execute(
+                f"DELETE FROM {self.tables.vectors} WHERE seq IN ({covered})", (english.model_id,)
+            )

