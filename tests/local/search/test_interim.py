@@ -9,6 +9,7 @@ so that only MiniLM's ranking can find a paraphrase: a match proves which model 
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,29 @@ def test_no_fast_model_beside_minilm(library: Library) -> None:
         assert english is not None and interim.index_for(library) is None
     finally:
         detach_semantic_index(library)
+
+
+def test_an_import_embeds_with_the_fast_model_first_and_says_both_stages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.progress import ProgressReporter
+    from screvi_mcp.transfer import jobs
+
+    out = io.StringIO()
+    labels: list[str] = []
+
+    def reporter(label: str) -> ProgressReporter:
+        labels.append(label)
+        return ProgressReporter(label, unit="highlights", stream=out, is_tty=False)
+
+    monkeypatch.setenv(embedders.MODEL_DIR_ENV, str(embedding_model(tmp_path / "english", 3)))
+    clippings = Path(__file__).parents[2] / "transfer" / "fixtures" / "clippings_en.txt"
+    path = tmp_path / "library.sqlite3"
+    report = jobs.import_file("kindle", clippings, path, progress=reporter)
+    assert labels[-2:] == ["embedding, fast model", "embedding"]
+    library = Library.open(path)
+    try:  # everything has its English vector; the fast set held only the backlog
+        assert _count(library, "highlight_embeddings") == report.records > 0
+        assert _count(library, "interim_embeddings") == 0 == _count(library, "interim_queue")
+    finally:
+        library.close()

@@ -138,9 +138,7 @@ def embed_waiting_highlights(library: Library, progress: Progress | None = None)
             progress(total - min(total, index.pending()), total)
 
     report()
-    fast = interim.index_for(library)
-    if fast is not None:  # the fast model first: findable by meaning soonest
-        fast.worker.drain()
+    interim.drain(library)  # the fast model first: findable by meaning soonest
     # On this thread, beside the worker's own round if one is running.
     index.worker.drain(after_round=report)
     # The multilingual queue is left to the next server (its rows persist): at 4x MiniLM's

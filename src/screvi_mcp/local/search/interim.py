@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from screvi_mcp.local.search.filters import Filters
@@ -72,6 +73,23 @@ def attach(library: Library, english: SemanticIndex, *, backfill: str) -> Interi
     library.on_close(index.worker.stop)
     index.worker.start()
     return index
+
+
+def drain(library: Library, progress: Callable[[int, int], None] | None = None) -> None:
+    """Embed the fast queue on this thread (a one-shot command: findable by meaning soonest);
+    `progress` gets (embedded so far, waiting at the start) after each round."""
+    index = _INDEXES.get(library)
+    if index is None:
+        return
+    total = index.pending()
+
+    def report() -> None:
+        if progress is not None and total:
+            progress(total - min(total, index.pending()), total)
+
+    report()
+    index.worker.drain(after_round=report)
+    report()
 
 
 def wire(library: Library, index: InterimIndex) -> None:

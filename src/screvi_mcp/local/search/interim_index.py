@@ -9,6 +9,7 @@ import sqlite3
 from screvi_mcp.local.search import embedding_queue, embedding_rows
 from screvi_mcp.local.search.calibration import MINILM
 from screvi_mcp.local.search.embedder import Embedder
+from screvi_mcp.local.search.embedding_rows import HighlightText
 from screvi_mcp.local.search.index import QUEUE_CLAIM, SemanticIndex
 from screvi_mcp.local.search.vector_tables import INTERIM_TABLES
 from screvi_mcp.local.storage.db import is_busy
@@ -40,8 +41,6 @@ class InterimIndex(SemanticIndex):
             if not is_busy(exc):
                 self.failed = True
             raise
-        if not claimed:
-            self._sweep()
         return claimed
 
     def _embed_seqs(self, seqs: list[int], claim: str | None) -> int:
@@ -51,22 +50,22 @@ class InterimIndex(SemanticIndex):
             with self.library.write() as conn:
                 embedding_queue.finish(conn, claim, covered, self.tables)
         skip = set(covered)
-        return super()._embed_seqs([seq for seq in seqs if seq not in skip], claim)
+        rest = [seq for seq in seqs if seq not in skip]
+        stored = super()._embed_seqs(rest, claim)
+        self.matrix.remove(self._covered(rest))  # see `_saved`
+        return stored
+
+    def _saved(self, conn: sqlite3.Connection, saved: list[HighlightText]) -> None:
+        """An English vector stored while these were embedded wins, in this transaction:
+        the writer lock orders the two, so either `forget` or this removes the fast one."""
+        english = self.english
+        conn.execute(
+            f"DELETE FROM {self.tables.vectors} WHERE seq IN (SELECT value FROM json_each(?))"
+            f" AND seq IN (SELECT seq FROM {english.tables.vectors} WHERE model = ?)",
+            (json.dumps([item.seq for item in saved]), english.model_id),
+        )
 
     def _covered(self, seqs: list[int]) -> list[int]:
         english = self.english
         conn = self.library.connection()
         return sorted(embedding_rows.stored_hashes(conn, english.model_id, seqs, english.tables))
-
-    def _sweep(self) -> None:
-        """Drop fast vectors whose English vector was stored while they were being made (the
-        race `forget` cannot see): left behind, they would keep the fast side searched."""
-        english, conn = self.english, self.library.connection()
-        covered = f"SELECT f.seq FROM {self.tables.vectors} f JOIN {english.tables.vectors} e"
-        covered += " ON e.seq = f.seq WHERE e.model = ?"
-        if conn.execute(covered + " LIMIT 1", (english.model_id,)).fetchone() is None:
-            return
-        with self.library.write() as write_conn:
-            write_conn.execute(
-                f"DELETE FROM {self.tables.vectors} WHERE seq IN ({covered})", (english.model_id,)
-            )
