@@ -705,7 +705,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         )
         rows.append(
             (
-                f"  {IMPORT_SIZE:,} clippings findable by meaning, from this import",
+                f"  {IMPORT_SIZE:,} clippings with every English vector, from this import",
                 _fmt(imported["import_seconds"] * IMPORT_SIZE / imported["count"], " s"),
                 "target 300 s (import seconds x 50,000 / count)",
                 "-",

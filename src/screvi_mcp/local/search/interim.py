@@ -20,6 +20,7 @@ English model is MiniLM itself.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -34,6 +35,15 @@ if TYPE_CHECKING:
     from screvi_mcp.local.search.interim_index import InterimIndex
 
 log = logging.getLogger("screvi_mcp.local.search")
+
+# Set to off (0/false/no) to embed with the English model alone: a server then does not load
+# MiniLM beside all-mpnet-base-v2 (about 165 MiB), and imports are found by meaning later.
+SETTING_ENV = "SCREVI_FAST_MODEL"
+
+
+def enabled() -> bool:
+    return os.environ.get(SETTING_ENV, "").strip().lower() not in {"0", "off", "false", "no"}
+
 
 _INDEXES: weakref.WeakKeyDictionary[Library, InterimIndex] = weakref.WeakKeyDictionary()
 _attach_lock = threading.Lock()
@@ -53,7 +63,7 @@ def attach(library: Library, english: SemanticIndex, *, backfill: str) -> Interi
     )
     from screvi_mcp.local.search.interim_index import InterimIndex
 
-    if english.embedder.model_id == DEFAULT_MODEL_ID:
+    if english.embedder.model_id == DEFAULT_MODEL_ID or not enabled():
         return None
     with _attach_lock:
         existing = _INDEXES.get(library)
