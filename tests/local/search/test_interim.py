@@ -218,3 +218,39 @@ def test_the_fast_model_can_be_turned_off(
         assert interim.index_for(library) is None
     finally:
         detach_semantic_index(library)
+
+
+def test_the_fast_model_is_minilms_int8_build_once_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: Library
+) -> None:
+    from screvi_mcp.local.search.minilm import int8
+
+    monkeypatch.setenv("SCREVI_MODEL_CACHE", str(tmp_path / "cache"))
+    assert int8.load_built() is None  # nothing is built by loading
+    built = int8.ensure()
+    assert int8.ensure() == built  # built once, then reused
+    fast = int8.load_built()
+    assert fast is not None and fast.model_id == built.name != embedders.DEFAULT_MODEL_ID
+    texts = TEXTS[:3]
+    shipped = embedders.load_english_embedder("minilm").embed(texts)
+    assert ((fast.embed(texts) * shipped).sum(axis=1) > 0.97).all()  # the same model, int8
+    monkeypatch.setenv(embedders.MODEL_DIR_ENV, str(embedding_model(tmp_path / "english", 5)))
+    english = attach_semantic_index(library, backfill="never")
+    try:
+        index = interim.index_for(library)
+        assert english is not None and index is not None and index.embedder is fast
+    finally:
+        detach_semantic_index(library)
+
+
+def test_a_failed_fast_build_never_fails_install_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from screvi_mcp.local.search.minilm import int8
+    from screvi_mcp.local.search.mpnet import install
+
+    def no_space() -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(int8, "ensure", no_space)
+    said: list[str] = []
+    install._build_fast_model(said.append)
+    assert "No space left" in said[-1] and "shipped model serves" in said[-1]

@@ -31,6 +31,7 @@ from screvi_mcp.local.search.fusion import SemanticMatch
 from screvi_mcp.local.storage.library import Library
 
 if TYPE_CHECKING:
+    from screvi_mcp.local.search.embedder import Embedder
     from screvi_mcp.local.search.index import SemanticIndex
     from screvi_mcp.local.search.interim_index import InterimIndex
 
@@ -71,7 +72,7 @@ def attach(library: Library, english: SemanticIndex, *, backfill: str) -> Interi
             return existing
 
         try:
-            fast = load_english_embedder("minilm")
+            fast = _fast_model() or load_english_embedder("minilm")
         except EmbeddingModelError as exc:
             log.info("no fast model beside the English one: %s", exc)
             return None
@@ -83,6 +84,17 @@ def attach(library: Library, english: SemanticIndex, *, backfill: str) -> Interi
     library.on_close(index.worker.stop)
     index.worker.start()
     return index
+
+
+def _fast_model() -> Embedder | None:
+    """MiniLM's int8 build where install-model made one (half the CPU), else None."""
+    from screvi_mcp.local.search.minilm import int8
+
+    try:
+        return int8.load_built()
+    except Exception as exc:  # a damaged build: the shipped file serves, and the log says why
+        log.warning("the int8 build of MiniLM cannot be loaded (%s); using the shipped one", exc)
+        return None
 
 
 def drain(library: Library, progress: Callable[[int, int], None] | None = None) -> None:
