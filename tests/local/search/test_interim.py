@@ -207,19 +207,6 @@ def test_an_import_embeds_with_the_fast_model_first_and_says_both_stages(
         library.close()
 
 
-def test_the_fast_model_can_be_turned_off(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: Library
-) -> None:
-    monkeypatch.setenv(embedders.MODEL_DIR_ENV, str(embedding_model(tmp_path / "english", 4)))
-    monkeypatch.setenv(interim.SETTING_ENV, "off")
-    english = attach_semantic_index(library, backfill="never")
-    try:
-        assert english is not None and english.defers_to is None
-        assert interim.index_for(library) is None
-    finally:
-        detach_semantic_index(library)
-
-
 def test_the_fast_model_is_minilms_int8_build_once_built(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: Library
 ) -> None:

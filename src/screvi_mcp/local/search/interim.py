@@ -3,7 +3,8 @@
 all-mpnet-base-v2 embeds a highlight in 2x MiniLM's CPU: a 50,000-clipping import takes it
 minutes idle and half an hour on a busy machine. Where the English model is not MiniLM,
 MiniLM also embeds what waits for the English model, in tables of its own (migration 0017),
-and search ranks those highlights through MiniLM until their English vector exists:
+and search ranks those highlights through MiniLM (its int8 build, minilm/int8.py, where
+install-model made one) until their English vector exists:
 
 - the transaction that stores a highlight's English vector deletes its MiniLM vector and
   queue row (`forget`), so the fast set only ever holds the English backlog;
@@ -20,7 +21,6 @@ English model is MiniLM itself.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -36,16 +36,6 @@ if TYPE_CHECKING:
     from screvi_mcp.local.search.interim_index import InterimIndex
 
 log = logging.getLogger("screvi_mcp.local.search")
-
-# Set to off (0/false/no) to embed with the English model alone: a server then does not load
-# MiniLM beside all-mpnet-base-v2 (30 MiB as the int8 build, 151 MiB as shipped), and an
-# import is found by meaning only once mpnet has embedded it.
-SETTING_ENV = "SCREVI_FAST_MODEL"
-
-
-def enabled() -> bool:
-    return os.environ.get(SETTING_ENV, "").strip().lower() not in {"0", "off", "false", "no"}
-
 
 _INDEXES: weakref.WeakKeyDictionary[Library, InterimIndex] = weakref.WeakKeyDictionary()
 _attach_lock = threading.Lock()
@@ -65,7 +55,7 @@ def attach(library: Library, english: SemanticIndex, *, backfill: str) -> Interi
     )
     from screvi_mcp.local.search.interim_index import InterimIndex
 
-    if english.embedder.model_id == DEFAULT_MODEL_ID or not enabled():
+    if english.embedder.model_id == DEFAULT_MODEL_ID:
         return None
     with _attach_lock:
         existing = _INDEXES.get(library)
