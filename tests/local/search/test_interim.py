@@ -22,7 +22,7 @@ from search_rows import LibraryRows  # noqa: E402
 from test_onnx_models import embedding_model  # noqa: E402
 
 from screvi_mcp.local.search import embedder as embedders  # noqa: E402
-from screvi_mcp.local.search import interim, registry  # noqa: E402
+from screvi_mcp.local.search import embedding_rows, interim, registry  # noqa: E402
 from screvi_mcp.local.search.attach import (  # noqa: E402
     attach_semantic_index,
     detach_semantic_index,
@@ -111,8 +111,15 @@ def test_a_highlight_with_both_vectors_is_ranked_once_by_the_english_model(
     english, fast = tiers
     seqs = rows.highlights([(text, None, None, False, []) for text in TEXTS], notify=False)
     _drain(fast)
-    english.saved_hooks.clear()  # as when another process stored them, not yet synced here
     _drain(english)
+    fast.sync(library.connection())  # as a search does first
+    assert len(fast.matrix) == 0  # the English vectors dropped the fast ones
+    # Fast vectors beside the English ones, as another process could leave them for a moment.
+    with library.write() as conn:
+        items = embedding_rows.live_texts(conn, seqs)
+        vectors = fast.embedder.embed([item.text for item in items])
+        embedding_rows.save(conn, fast.model_id, items, vectors, fast.tables)
+    fast.load()
     assert len(fast.matrix) == len(TEXTS) == len(english.matrix)
     ranked = semantic_side(library, QUERY, Filters(), 0.0)
     assert sorted(match.seq for match in ranked) == sorted(seqs)
@@ -173,10 +180,14 @@ def test_the_fast_backlog_survives_a_restart_and_attach_runs_both_workers(
         library.close()
 
 
-def test_no_fast_model_beside_minilm(library: Library) -> None:
+def test_no_fast_model_beside_minilm_and_its_saves_keep_the_fast_queue_empty(
+    library: Library, rows: LibraryRows
+) -> None:
     english = attach_semantic_index(library, backfill="never")  # tests pin MiniLM
     try:
         assert english is not None and interim.index_for(library) is None
+        rows.highlights([(text, None, None, False, []) for text in TEXTS[:5]])  # waits
+        assert _count(library, "interim_queue") == 0  # no fast model here: nothing waits
     finally:
         detach_semantic_index(library)
 

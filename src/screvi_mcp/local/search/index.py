@@ -104,9 +104,6 @@ class SemanticIndex:
         # Indexes whose queue counts as this one's for `wait_until_embedded` (multilingual.py
         # adds its own to the English index's).
         self.companions: list[SemanticIndex] = []
-        # Called in the transaction that stores vectors, with their seqs (interim.py drops
-        # the fast model's vectors of highlights that now have this one's).
-        self.saved_hooks: list[Callable[[sqlite3.Connection, list[int]], None]] = []
         # While this says so, the worker leaves the queue to a faster model (interim.py).
         self.defers_to: Callable[[], bool] | None = None
 
@@ -256,8 +253,8 @@ class SemanticIndex:
                     before = embedding_rows.latest_change(write_conn, self.tables)
                     embedding_rows.save(write_conn, self.model_id, saved, vectors, self.tables)
                     self._saved(write_conn, saved)
-                    for hook in self.saved_hooks:
-                        hook(write_conn, [item.seq for item in saved])
+                    if self.tables == MINILM_TABLES:  # the English vectors (interim.py)
+                        embedding_rows.drop_interim(write_conn, [item.seq for item in saved])
                     after = embedding_rows.latest_change(write_conn, self.tables)
                     # The writer holds the database, so these ids are all ours.
                     self._own_changes.append((before + 1, after))

@@ -7,7 +7,8 @@ and search ranks those highlights through MiniLM (its int8 build, minilm/int8.py
 install-model made one) until their English vector exists:
 
 - the transaction that stores a highlight's English vector deletes its MiniLM vector and
-  queue row (`forget`), so the fast set only ever holds the English backlog;
+  queue row (`embedding_rows.drop_interim`, in every library), so the fast set only ever
+  holds the English backlog;
 - each model ranks its own rows with its own query vector, and the two lists meet only as
   similarities on the shared calibrated scale (calibration.py), never as vectors; a fast
   match whose highlight has an English vector by now is dropped, so none is ranked twice;
@@ -109,7 +110,6 @@ def wire(library: Library, index: InterimIndex) -> None:
     """Make `index` the fast side of its English index (attach does, with its worker)."""
     library.add_listener(index)
     _INDEXES[library] = index
-    index.english.saved_hooks.append(index.forget)
     index.english.defers_to = index.yields
 
 
@@ -119,8 +119,6 @@ def detach(library: Library) -> None:
         return
     library.listeners[:] = [each for each in library.listeners if each is not index]
     english = index.english
-    if index.forget in english.saved_hooks:
-        english.saved_hooks.remove(index.forget)
     english.defers_to = None
     index.worker.stop()
 

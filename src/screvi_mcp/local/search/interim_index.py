@@ -22,14 +22,6 @@ class InterimIndex(SemanticIndex):
         self.english = english
         self.failed = False  # an unexpected failure: the English worker stops waiting for us
 
-    def forget(self, conn: sqlite3.Connection, seqs: list[int]) -> None:
-        """In the transaction storing `seqs`' English vectors: they need no fast one."""
-        embedding_rows.delete(conn, seqs, self.tables)
-        conn.execute(
-            f"DELETE FROM {self.tables.queue} WHERE seq IN (SELECT value FROM json_each(?))",
-            (json.dumps(seqs),),
-        )
-
     def yields(self) -> bool:
         """Whether the English worker should let this one go first."""
         return not self.failed and embedding_queue.claimable(self.library.connection(), self.tables)
@@ -57,7 +49,8 @@ class InterimIndex(SemanticIndex):
 
     def _saved(self, conn: sqlite3.Connection, saved: list[HighlightText]) -> None:
         """An English vector stored while these were embedded wins, in this transaction:
-        the writer lock orders the two, so either `forget` or this removes the fast one."""
+        the writer lock orders the two, so either `embedding_rows.drop_interim` or this removes
+        the fast one."""
         english = self.english
         conn.execute(
             f"DELETE FROM {self.tables.vectors} WHERE seq IN (SELECT value FROM json_each(?))"
