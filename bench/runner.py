@@ -15,6 +15,7 @@ from typing import Any
 from bench import (
     cold_start,
     corpus,
+    embedding_speed,
     english_models,
     http_load,
     import_kindle,
@@ -25,6 +26,7 @@ from bench import (
     verify_cost,
 )
 from bench.common import CACHE_DIR, Settings, log, machine, ratio, run_worker
+from bench.embedding_speed import IMPORT_SIZE
 
 SECTIONS = (
     "library",
@@ -36,6 +38,7 @@ SECTIONS = (
     "import",
     "verify",
     "english_models",
+    "embedding",
 )
 TARGETS = {
     "cold_start_ratio": 1.3,
@@ -268,6 +271,8 @@ def _run(
         _section(results, "verify", lambda: verify_cost.measure(smallest.path, queries))
     if "english_models" in sections:  # each model in its own process
         _section(results, "english_models", lambda: english_models.measure(settings.tiny))
+    if "embedding" in sections:  # each pair of models in its own process
+        _section(results, "embedding", lambda: embedding_speed.measure(settings.tiny))
     results["targets"] = targets(results, settings)
     results["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     results["total_seconds"] = round(time.perf_counter() - started, 1)
@@ -677,6 +682,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                     _fmt(scale["hosted_1_worker"]["ratio_to_embedded_1_worker"], "x"),
                 )
             )
+    rows += embedding_speed.table_rows(results.get("embedding") or {})
     imported = results.get("import")
     if imported:
         rows.append(
@@ -695,6 +701,14 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 _fmt(writes["import_per_s"], " /s"),
                 f"bulk create, no index {_fmt(writes['bulk_per_s'], ' /s')}",
                 _fmt(writes["ratio_to_bulk"], "x"),
+            )
+        )
+        rows.append(
+            (
+                f"  {IMPORT_SIZE:,} clippings with every English vector, from this import",
+                _fmt(imported["import_seconds"] * IMPORT_SIZE / imported["count"], " s"),
+                "target 300 s (import seconds x 50,000 / count)",
+                "-",
             )
         )
         rows.append(

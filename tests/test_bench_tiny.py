@@ -45,6 +45,7 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
         "tokens",
         "http",
         "import",
+        "embedding",
         "targets",
     ):
         assert section in results, f"section {section} missing"
@@ -60,4 +61,7 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
     english = results["english_models"]  # mpnet is measured only where its wheels are installed
     assert english["minilm"]["dimensions"] == 384 and english["minilm"]["query_cpu"]["n"] > 0
     assert "skipped" in english["mpnet"] or english["mpnet"]["dimensions"] == 768
+    candidate = results["embedding"]["minilm-int8-down"]  # MiniLM against its int8 build
+    assert candidate["against_baseline"]["cpu_speedup"] > 0
+    assert results["embedding"]["findable"]["english_only"]["findable_50k_seconds"] > 0
     assert "Figure" in done.stdout  # the table was printed

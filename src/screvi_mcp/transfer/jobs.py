@@ -65,6 +65,18 @@ def _library_for(library_path: Path, *, dry_run: bool) -> Iterator[Library]:
         library.close()
 
 
+def _stage(reporter: ProgressReporter | None, action: Callable[[], object]) -> None:
+    """Run one embedding stage, its reporter's line ended however it ends."""
+    try:
+        action()
+    except BaseException:
+        if reporter is not None and reporter.total:
+            reporter.finish(stopped=True)
+        raise
+    if reporter is not None and reporter.total:
+        reporter.finish()
+
+
 def _parse_telling(
     kind: str, path: Path, progress: Callable[[str], ProgressReporter] | None
 ) -> ParsedFile:
@@ -108,15 +120,12 @@ def import_file(
         if embed and not dry_run:
             # Writes answer at commit and are embedded by a background queue; a one-shot
             # import leaves nothing for a server that may not be running.
+            from screvi_mcp.local.search import interim
             from screvi_mcp.local.search.attach import embed_waiting_highlights
 
+            if interim.index_for(library) is not None:  # a fast model first, then the English
+                fast = progress("embedding, fast model") if progress is not None else None
+                _stage(fast, lambda: interim.drain(library, fast))
             embedding = progress("embedding") if progress is not None else None
-            try:
-                embed_waiting_highlights(library, embedding)
-            except BaseException:
-                if embedding is not None and embedding.total:
-                    embedding.finish(stopped=True)
-                raise
-            if embedding is not None and embedding.total:
-                embedding.finish()
+            _stage(embedding, lambda: embed_waiting_highlights(library, embedding))
         return report

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from screvi_mcp.local.search import keyword_only, multilingual, registry
+from screvi_mcp.local.search import interim, keyword_only, multilingual, registry
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.preflight import LOCAL_EXTRA_HINT
 
@@ -83,6 +83,7 @@ def attach_semantic_index(
         index.worker.drain()
     library.on_close(index.worker.stop)
     multilingual.attach(library, backfill=backfill)
+    interim.attach(library, index, backfill=backfill)
     # In the background, even finding what lacks a vector (a scan of every highlight) is
     # left to the worker's thread: opening stays as quick as loading the matrix.
     index.worker.start(first=lambda: _queue_missing(index) if backfill == "background" else None)
@@ -137,6 +138,7 @@ def embed_waiting_highlights(library: Library, progress: Progress | None = None)
             progress(total - min(total, index.pending()), total)
 
     report()
+    interim.drain(library)  # the fast model first: findable by meaning soonest
     # On this thread, beside the worker's own round if one is running.
     index.worker.drain(after_round=report)
     # The multilingual queue is left to the next server (its rows persist): at 4x MiniLM's
@@ -210,6 +212,7 @@ def stderr_progress_bar(
 
 
 def detach_semantic_index(library: Library) -> None:
+    interim.detach(library)
     multilingual.detach(library)
     index = _attached(library)
     library.listeners[:] = [each for each in library.listeners if each is not index]

@@ -10,49 +10,27 @@ search route puts it in a header when it matters (`SEARCH_NOTE_MIN_PENDING` or m
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import deque
 from dataclasses import dataclass
 
-from screvi_mcp.local.search import registry
+from screvi_mcp.local.search import interim, registry
 from screvi_mcp.local.search.embedding_queue import pending as queued
+from screvi_mcp.local.search.throughput import RATE_WINDOW_SECONDS as RATE_WINDOW_SECONDS
+from screvi_mcp.local.search.throughput import Throughput
 from screvi_mcp.local.storage.library import Library
 
-# Rounds of the worker that count towards its rate: the last minute's.
-RATE_WINDOW_SECONDS = 60.0
 # From this many waiting highlights, search results say that meaning lags behind.
 SEARCH_NOTE_MIN_PENDING = 50
 
 
-class Throughput:
-    """Highlights embedded per second of work, over the worker's rounds of the last minute."""
-
-    def __init__(self, clock: object = time.monotonic) -> None:
-        self._clock = clock
-        self._rounds: deque[tuple[float, int, float]] = deque()
-        self._lock = threading.Lock()
-
-    def note(self, embedded: int, seconds: float) -> None:
-        now = self._clock()  # type: ignore[operator]
-        with self._lock:
-            self._rounds.append((now, embedded, seconds))
-            while self._rounds and self._rounds[0][0] < now - RATE_WINDOW_SECONDS:
-                self._rounds.popleft()
-
-    def per_second(self) -> float | None:
-        with self._lock:
-            done = sum(count for _, count, _ in self._rounds)
-            busy = sum(seconds for _, _, seconds in self._rounds)
-        return done / busy if done and busy > 0 else None
-
-
 @dataclass(frozen=True)
 class Backlog:
-    """Highlights waiting for a vector, and the recent rate (None: not measured here yet)."""
+    """Highlights not yet findable by meaning, and the recent rate (None: not measured here
+    yet). With a fast model first (interim.py), `full_pending` counts those still waiting
+    for the English model's vector (findable meanwhile through the fast model's)."""
 
     pending: int
     per_second: float | None
+    full_pending: int | None = None
 
     @property
     def lag_seconds(self) -> float | None:
@@ -63,13 +41,30 @@ class Backlog:
 
     def header(self) -> str:
         lag = self.lag_seconds
-        return f"pending={self.pending}" + ("" if lag is None else f"; lag={lag:.0f}")
+        text = f"pending={self.pending}" + ("" if lag is None else f"; lag={lag:.0f}")
+        return text + ("" if self.full_pending is None else f"; full_pending={self.full_pending}")
+
+    @property
+    def worth_saying(self) -> bool:
+        """Whether search results should carry the header."""
+        waiting = max(self.pending, self.full_pending or 0)
+        return waiting >= SEARCH_NOTE_MIN_PENDING
 
 
 def embedding_backlog(library: Library) -> Backlog:
-    """The backlog of the library's English (MiniLM) queue, which search by meaning needs."""
-    index = registry.semantic_index_for(library)
-    worker = getattr(index, "worker", None)
-    throughput = getattr(worker, "throughput", None)
-    rate = throughput.per_second() if isinstance(throughput, Throughput) else None
-    return Backlog(pending=queued(library.connection()), per_second=rate)
+    """The backlog of the library's English queue, which search by meaning needs, or with a
+    fast model first, what neither model has embedded yet and what the English one has not."""
+    conn = library.connection()
+    fast = interim.index_for(library)
+    if fast is None:
+        return Backlog(pending=queued(conn), per_second=_rate(registry.semantic_index_for(library)))
+    unfindable = conn.execute(
+        "SELECT count(*) FROM embedding_queue q WHERE NOT EXISTS"
+        f" (SELECT 1 FROM {fast.tables.vectors} f WHERE f.seq = q.seq)"
+    ).fetchone()[0]
+    return Backlog(int(unfindable), _rate(fast), full_pending=queued(conn))
+
+
+def _rate(index: object) -> float | None:
+    throughput = getattr(getattr(index, "worker", None), "throughput", None)
+    return throughput.per_second() if isinstance(throughput, Throughput) else None

@@ -19,7 +19,7 @@ import dataclasses
 import logging
 from dataclasses import dataclass, field
 
-from screvi_mcp.local.search import concurrent_sides, multilingual
+from screvi_mcp.local.search import concurrent_sides, interim, multilingual
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.fusion import SemanticMatch
 from screvi_mcp.local.search.keyword import keyword_ranking
@@ -95,8 +95,12 @@ def semantic_side(
     # Every match at or above min_relevance on the shared scale is kept: no query-level
     # gate, no cut relative to the best match. Each hid answers the uncut ranking found,
     # on the held-out half and on the blind set (docs/search.md).
-    return index.semantic_ranking(
+    ranked = index.semantic_ranking(
         library.connection(), text, filters, min_relevance, CANDIDATES_PER_SIDE
+    )
+    # Highlights still waiting for the English model's vector, through the fast model's.
+    return interim.with_fast_matches(
+        library, ranked, text, filters, min_relevance, CANDIDATES_PER_SIDE
     )
 
 

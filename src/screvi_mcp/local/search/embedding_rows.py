@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from screvi_mcp.local.search.embedding_text import embedding_text, text_hash
-from screvi_mcp.local.search.vector_tables import MINILM_TABLES, VectorTables
+from screvi_mcp.local.search.vector_tables import INTERIM_TABLES, MINILM_TABLES, VectorTables
 from screvi_mcp.local.search.vectors import Matrix
 
 MODEL_SETTING = "search.embedding_model"
@@ -96,6 +96,17 @@ def prune_changes(
         f"DELETE FROM {tables.changes} WHERE id <= (SELECT max(id) FROM {tables.changes}) - ?",
         (keep,),
     )
+
+
+def drop_interim(conn: sqlite3.Connection, seqs: list[int]) -> None:
+    """The fast model's vector and queue row of highlights whose English vector is being
+    stored (migration 0017, interim.py): in every library, so that the fast tables only ever
+    hold the English backlog, whether or not a fast index is attached here."""
+    for table in (INTERIM_TABLES.vectors, INTERIM_TABLES.queue):
+        conn.execute(
+            f"DELETE FROM {table} WHERE seq IN (SELECT value FROM json_each(?))",
+            (json.dumps(seqs),),
+        )
 
 
 def delete_other_models(

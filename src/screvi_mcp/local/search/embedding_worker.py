@@ -38,7 +38,7 @@ class EmbeddingWorker:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         # How fast this worker embeds: the search backlog's lag estimate (backlog.py).
-        from screvi_mcp.local.search.backlog import Throughput
+        from screvi_mcp.local.search.throughput import Throughput
 
         self.throughput = Throughput()
 

@@ -104,6 +104,8 @@ class SemanticIndex:
         # Indexes whose queue counts as this one's for `wait_until_embedded` (multilingual.py
         # adds its own to the English index's).
         self.companions: list[SemanticIndex] = []
+        # While this says so, the worker leaves the queue to a faster model (interim.py).
+        self.defers_to: Callable[[], bool] | None = None
 
     def load(self) -> None:
         """Fill the matrix from stored vectors: no embedding happens here."""
@@ -176,6 +178,8 @@ class SemanticIndex:
     def embed_queued(self, claim: str, limit: int = QUEUE_CLAIM) -> int:
         """One round of the queue: claim up to `limit` rows, embed, store, remove them.
         Returns how many rows were claimed (0: nothing is waiting that we may take)."""
+        if self.defers_to is not None and self.defers_to():
+            return 0  # a faster model goes first (interim.py); the worker looks again soon
         if not embedding_queue.claimable(self.library.connection(), self.tables):
             return 0  # the idle poll stays a read: no write lock taken for nothing
         with self.library.write() as conn:
@@ -249,6 +253,8 @@ class SemanticIndex:
                     before = embedding_rows.latest_change(write_conn, self.tables)
                     embedding_rows.save(write_conn, self.model_id, saved, vectors, self.tables)
                     self._saved(write_conn, saved)
+                    if self.tables == MINILM_TABLES:  # the English vectors (interim.py)
+                        embedding_rows.drop_interim(write_conn, [item.seq for item in saved])
                     after = embedding_rows.latest_change(write_conn, self.tables)
                     # The writer holds the database, so these ids are all ours.
                     self._own_changes.append((before + 1, after))

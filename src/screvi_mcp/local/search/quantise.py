@@ -61,13 +61,27 @@ def linear_matmuls(model: onnx.ModelProto) -> list[onnx.NodeProto]:
     ]
 
 
+def down_projections(model: onnx.ModelProto) -> list[onnx.NodeProto]:
+    """The linear MatMuls that read a wider input than they write: the feed-forward
+    down-projections, whose input (the GELU's output) holds the outlier channels."""
+    weights = {init.name: init for init in model.graph.initializer}
+    return [
+        node
+        for node in linear_matmuls(model)
+        if weights[node.input[1]].dims[0] > weights[node.input[1]].dims[1]
+    ]
+
+
 def channel_maxima(
-    model: onnx.ModelProto, tokenizer_path: Path, texts: Iterable[str] = CALIBRATION
+    model: onnx.ModelProto,
+    tokenizer_path: Path,
+    texts: Iterable[str] = CALIBRATION,
+    nodes: list[onnx.NodeProto] | None = None,
 ) -> dict[str, npt.NDArray[np.float32]]:
-    """Each linear MatMul's largest absolute input per channel, over `texts`."""
+    """Each linear MatMul's (or each of `nodes`') largest absolute input per channel."""
     from screvi_mcp.local.search.onnx_runtime import ort
 
-    nodes = linear_matmuls(model)
+    nodes = linear_matmuls(model) if nodes is None else nodes
     probe = onnx.ModelProto()
     probe.CopyFrom(model)
     wanted = sorted({node.input[0] for node in nodes})
@@ -134,12 +148,24 @@ def split_outlier_channels(
     return kept_float
 
 
-def quantise(model: onnx.ModelProto, tokenizer_path: Path, work: Path, target: Path) -> None:
+def quantise(
+    model: onnx.ModelProto,
+    tokenizer_path: Path,
+    work: Path,
+    target: Path,
+    *,
+    split_down_only: bool = False,
+) -> None:
     """Write `model` to `target` as int8 with its outlier channels in float. `work` is a
-    folder for the intermediate float file (removed after)."""
+    folder for the intermediate float file (removed after).
+
+    `split_down_only` splits only the feed-forward down-projections (every linear layer is
+    still int8): at 384 dimensions (MiniLM) the split's element-wise work on every layer ate
+    most of the int8 gain, and the down-projections alone held quality (docs/models.md)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    kept_float = split_outlier_channels(model, channel_maxima(model, tokenizer_path))
+    nodes = down_projections(model) if split_down_only else None
+    kept_float = split_outlier_channels(model, channel_maxima(model, tokenizer_path, nodes=nodes))
     float_path = work / "model-split-fp32.onnx"
     onnx.save(model, str(float_path))
     # The quantiser logs a line per layer on the root logger: noise on a server's stderr.

@@ -20,3 +20,5 @@ MINILM_TABLES = VectorTables("highlight_embeddings", "embedding_queue", "embeddi
 MULTILINGUAL_TABLES = VectorTables(
     "multilingual_embeddings", "multilingual_queue", "multilingual_changes"
 )
+# A fast model's vectors for highlights still waiting for the English model's (migration 0017).
+INTERIM_TABLES = VectorTables("interim_embeddings", "interim_queue", "interim_changes")

@@ -15,7 +15,7 @@ from screvi_mcp.contract import (
 from screvi_mcp.local.api.error_answers import invalid_parameter
 from screvi_mcp.local.api.request_pipeline import Call, Reply, endpoint
 from screvi_mcp.local.search import keyword_only
-from screvi_mcp.local.search.backlog import SEARCH_NOTE_MIN_PENDING, embedding_backlog
+from screvi_mcp.local.search.backlog import embedding_backlog
 from screvi_mcp.local.search.engine import SearchQuery, search
 from screvi_mcp.local.storage.store import wire
 from screvi_mcp.local.storage.store.pages import pagination
@@ -68,7 +68,7 @@ def search_highlights(call: Call) -> Reply:
     if not reason:
         # Results must not look complete while many recent highlights have no vector yet.
         backlog = embedding_backlog(call.library)
-        if backlog.pending >= SEARCH_NOTE_MIN_PENDING:
+        if backlog.worth_saying:
             headers[EMBEDDING_BACKLOG_HEADER] = backlog.header()
     return Reply(body, headers=headers)
 
