@@ -21,6 +21,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from screvi_mcp import __version__
 from screvi_mcp.cli import check, library_commands, transfer
@@ -29,7 +30,7 @@ from screvi_mcp.cli.parsing import OneLineParser, check_options
 from screvi_mcp.cli.serve import ENVIRONMENT_HELP, TOOLSET_NAMES, add_serve_options, cmd_serve
 
 # Imported from here by scripts/serve.sh (port_problem) and tests (TOOLSET_NAMES).
-__all__ = ["TOOLSET_NAMES", "build_parser", "main", "port_problem"]
+__all__ = ["TOOLSET_NAMES", "build_parser", "configure_logging", "main", "port_problem"]
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
@@ -88,10 +89,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class OneLineFormatter(logging.Formatter):
+    """A caught exception is logged as one line, `Type: message`, never as a traceback: a host
+    shows stderr to the user and often to the agent, and a traceback there carries local
+    paths and values. `log.exception` in the workers stays as it is."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        error = record.exc_info[1] if record.exc_info else None
+        message = record.getMessage()
+        if error is not None:
+            message = f"{message} ({type(error).__name__}: {error})"
+        # A copy: other handlers may still want the record as it was.
+        one_line = logging.makeLogRecord(
+            {
+                **record.__dict__,
+                "msg": message,
+                "args": None,
+                "exc_info": None,
+                "exc_text": None,
+                "stack_info": None,
+            }
+        )
+        return super().format(one_line)
+
+
+def configure_logging(stream: TextIO = sys.stderr) -> None:
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(OneLineFormatter("%(name)s: %(levelname)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr, format="%(name)s: %(levelname)s: %(message)s"
-    )
+    configure_logging()
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     check_options(parser, argv)  # a misspelled option, named by its own command's parser
