@@ -19,6 +19,7 @@ MODULES = sorted(path.stem for path in Path(__file__).parent.glob("long_articles
 
 
 def _gather() -> tuple[list[Article], list[Query]]:
+    assert MODULES, f"no long_articles_*.py beside {__file__}: the labelled set is missing"
     articles: list[Article] = []
     queries: list[Query] = []
     for name in MODULES:
