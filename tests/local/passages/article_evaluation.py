@@ -207,15 +207,24 @@ def table(results: list[dict[str, Any]]) -> str:
         "|" + "---|" * (len(head) + 1),
     ]
     for result in results:
-        name = result["model"].split("@")[0]
+        name = _model_name(result["model"])
         fitted = result["fitted_min_relevance"]
+        shipped = " = default" if fitted == DEFAULT_MIN_RELEVANCE else ""
         for half in ("heldout", "tuning"):
-            for cut, label in ((0.0, "0 (plain ranking)"), (fitted, f"{fitted} (fitted)")):
+            for cut, label in ((0.0, "0 (plain ranking)"), (fitted, f"{fitted} (fitted{shipped})")):
                 figures = result[half][cut]
                 cells = [_cell(figures, k) for k in ("top3", "article", *KINDS)]
                 shown = "**held-out**" if half == "heldout" else "tuning"
                 lines.append("| " + " | ".join((name, label, shown, *cells)) + " |")
     return "\n".join(lines)
+
+
+def _model_name(model_id: str) -> str:
+    if model_id.startswith("all-mpnet-base-v2"):
+        return "all-mpnet-base-v2 (default)"
+    if model_id.startswith("all-MiniLM-L6-v2"):
+        return "MiniLM (tests)"
+    return model_id
 
 
 def counts(result: dict[str, Any]) -> str:
@@ -246,8 +255,9 @@ def write_docs() -> int:
     notes = [
         f"{first['articles']} articles, {first['queries']} queries ({counts(first)}).",
         *(
-            f"{r['model'].split('@')[0]}: {r['passages']} passages, set up (save, fetch, "
-            f"extract, embed) in {r['setup_seconds']} s at load average {r['load_average']}; "
+            f"{_model_name(r['model'])} (`{r['model']}`): {r['passages']} passages, "
+            f"set up (save, fetch, extract, embed) in {r['setup_seconds']} s "
+            f"at load average {r['load_average']}; "
             f"fitted cut {r['fitted_min_relevance']} (shipped default {DEFAULT_MIN_RELEVANCE})."
             for r in results
         ),
