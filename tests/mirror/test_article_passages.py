@@ -10,6 +10,7 @@ from mirror_testkit import FAST, add_article, serve_stand_in, sync
 
 from screvi_mcp.local.passages import attach
 from screvi_mcp.local.storage.library import Library
+from screvi_mcp.mirror.report import summary_text
 from screvi_mcp.server.backend import BackendConfig
 from server.server_testkit import call_ok, mcp_client
 
@@ -31,6 +32,9 @@ async def test_synced_bodies_are_searchable_offline(stand_in_path: Path, mirror_
     with serve_stand_in(stand_in_path) as stand_in:
         first = await sync(stand_in, mirror_path)
         assert first.finished and first.applied["details"].updated == 1
+        # sync cuts the passages but leaves their vectors to the server: it says how many.
+        assert first.passages_waiting == len(_passage_ids(mirror_path)), first
+        assert f"{first.passages_waiting} not yet embedded" in summary_text(first)
         assert len(ESSAY) > 5 * FAST.body_chunk_chars  # read in pages of 1000 characters
         before = _passage_ids(mirror_path)
         assert len(before) > 5

@@ -111,6 +111,14 @@ def summary_text(summary: SyncSummary) -> str:
                 "now, by meaning once the next server or sync on this mirror has embedded them)",
             )
         )
+    if summary.passages_waiting:
+        rows.append(
+            (
+                "article passages",
+                f"{summary.passages_waiting} not yet embedded (found by keywords now, by "
+                "meaning once a server on this mirror, --mirror, has embedded them)",
+            )
+        )
     rows.append(("time", f"{summary.seconds:.1f}s"))
     if summary.cursor:
         rows.append(("next sync from", summary.cursor))

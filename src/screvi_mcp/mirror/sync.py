@@ -39,6 +39,7 @@ from screvi_mcp.contract import MAX_PER_PAGE
 from screvi_mcp.local.storage import clock
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import mirror_rows as store
+from screvi_mcp.local.storage.store import passages as passage_rows
 from screvi_mcp.mirror.article_bodies import ArticleBodies
 from screvi_mcp.mirror.clock_transport import ClockTransport
 from screvi_mcp.mirror.command import DEFAULT_REQUESTS_PER_MINUTE
@@ -123,6 +124,9 @@ class SyncSummary:
     # stalled worker ended the wait): found by keywords now, by meaning once the next
     # process that opens the mirror has embedded them.
     waiting_for_vectors: int = 0
+    # Article passages without a vector when the run returned: sync does not embed them (the
+    # server that opens the mirror does, in the background), so they are reported, not awaited.
+    passages_waiting: int = 0
     # List items dropped at the boundary (an id that is not a UUID, a wrong shape), by list.
     skipped: dict[str, int] = field(default_factory=dict)
 
@@ -292,6 +296,9 @@ async def run_sync(
             summary.finished = True
             if settings.wait_for_vectors:
                 summary.waiting_for_vectors = await _wait_for_vectors(run)
+            summary.passages_waiting = await anyio.to_thread.run_sync(
+                lambda: passage_rows.waiting(run.library.connection())
+            )
         except SyncPaused:
             log.info("sync paused at its time limit; the next run continues from here")
         finally:

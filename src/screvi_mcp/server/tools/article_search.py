@@ -59,7 +59,7 @@ async def search_articles(
     saved_before: DateTimeText | None = None,
     min_relevance: Annotated[
         float | None,
-        Field(ge=0, le=1, description="cosine a meaning-only match needs (default 0.35)"),
+        Field(ge=0, le=1, description="cosine a meaning-only match needs (default 0.3)"),
     ] = None,
     page: Page = 1,
     per_page: Annotated[int, Field(ge=1, le=ARTICLE_SEARCH_MAX_PER_PAGE)] = 5,

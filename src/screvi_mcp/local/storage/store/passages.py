@@ -91,6 +91,13 @@ def _rebuild(conn: sqlite3.Connection, article_id: str) -> list[int]:
     return ids
 
 
+def waiting(conn: sqlite3.Connection) -> int:
+    """Passages queued for a vector (0 in a file without passages)."""
+    if not tracked(conn):
+        return 0
+    return embedding_queue.pending(conn, PASSAGE_TABLES)
+
+
 def texts(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
     """The text of those of `ids` that still exist."""
     rows = conn.execute(
