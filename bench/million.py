@@ -340,3 +340,43 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def table_rows(result: dict[str, Any], fmt: Any) -> list[tuple[str, str, str, str]]:
+    """The section's rows for the table (`fmt` is the runner's number format)."""
+    n, width = result["highlights"], result["dimensions"]
+    memory = result["memory_at_end_mib"]
+    hit = result["recall"]
+    vector = result["vector_side"]
+    return [
+        (
+            f"Search at {n:,} ({width}-d, compact index), beyond the query embedding, p50 / p99",
+            f"{fmt(result['hybrid']['p50_ms'])} / {fmt(result['hybrid']['p99_ms'])} ms",
+            f"keyword-only {fmt(result['keyword_only']['p50_ms'], ' ms')}",
+            fmt(result["hybrid"]["ratio_to_keyword_only"], "x"),
+        ),
+        (
+            "  vector side alone (sign pass, int8 re-score, short list read from SQLite), p50",
+            fmt(vector["p50_ms"], " ms"),
+            f"exact float32 scan {fmt(result['exact_scan']['p50_ms'], ' ms')}",
+            fmt(vector["ratio_to_exact_scan"], "x"),
+        ),
+        (
+            "  recall of its top 1,000 / top 100 against the exact scan (mean; worst)",
+            f"{hit['top_1000_mean']:.1%} / {hit['top_100_mean']:.1%}",
+            f"worst {hit['top_1000_worst']:.1%} / {hit['top_100_worst']:.1%}",
+            "-",
+        ),
+        (
+            f"  peak memory (VmHWM) at {n:,}; codes {fmt(result['codes_mib'], ' MiB')}",
+            fmt(memory["VmHWM"], " MiB"),
+            f"exact scan's process {fmt(result['exact_scan_memory_mib']['VmHWM'], ' MiB')}",
+            fmt(memory["VmHWM"] / result["exact_scan_memory_mib"]["VmHWM"], "x"),
+        ),
+        (
+            f"  open {n:,}: stream the vectors into codes",
+            fmt(result["open_s"], " s"),
+            "-",
+            "-",
+        ),
+    ]

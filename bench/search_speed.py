@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from bench import corpus
 from bench.common import percentile, ratio, summary_ms
 
@@ -149,6 +151,87 @@ def worker(paths: list[Path], count: int) -> dict[str, Any]:
     return out
 
 
+def mixed_library(english: Path, donor: Path, foreign_count: int) -> Path:
+    """`english` plus `foreign_count` French and German highlights, cached beside it.
+
+    Embedding a 100k library with multilingual-e5 takes hours here (a few texts a second on
+    a loaded machine), so the vectors are placed, not computed: the non-English highlights
+    repeat the texts `donor` (the `mixed` section's library) holds e5 vectors for, with
+    those vectors and the English model's; the English highlights get a random unit
+    vector as a stand-in for e5's (near 0 against any query, so below every cut). An
+    English query reads only the non-English e5 vectors (multilingual.py), so its figures
+    are what real vectors give; a French query scans all of them at the real cost, but
+    finds no English highlight here.
+    """
+    from bench import libraries
+
+    path = english.with_name(english.name.replace("library-", "library-mixed-placed-"))
+    if path.exists() and path.with_suffix(".json").exists():
+        return path
+    libraries.copy_library(english, path)
+    _place_foreign(path, donor, foreign_count)
+    path.with_suffix(".json").write_text(json.dumps({"foreign": foreign_count}))
+    return path
+
+
+def _place_foreign(path: Path, donor: Path, count: int) -> None:
+    import sqlite3
+
+    from screvi_mcp.local.api.bodies import HighlightCreate
+    from screvi_mcp.local.search import embedding_rows
+    from screvi_mcp.local.search.vector_tables import MULTILINGUAL_TABLES
+    from screvi_mcp.local.storage.library import Library
+    from screvi_mcp.local.storage.store import highlights
+
+    source = sqlite3.connect(donor)
+    rows = source.execute(
+        "SELECT h.content, m.vector, e.vector, m.model FROM multilingual_embeddings m"
+        " JOIN highlights h ON h.seq = m.seq JOIN highlight_embeddings e ON e.seq = m.seq"
+        " WHERE m.english = 0 AND h.note IS NULL"
+    ).fetchall()
+    source.close()
+    e5_model, width = rows[0][3], len(rows[0][1]) // 4
+    rng = np.random.default_rng(3)
+    library = Library.open(path)
+    try:
+        conn = library.connection()
+        english_model = library.get_setting(embedding_rows.MODEL_SETTING)
+        for start in range(0, count, 100):
+            batch = [rows[i % len(rows)] for i in range(start, min(start + 100, count))]
+            highlights.create_many(
+                library, [HighlightCreate(content=row[0]) for row in batch], bulk=True
+            )
+        by_text = {row[0]: row for row in rows}
+        seqs = [int(r[0]) for r in conn.execute("SELECT seq FROM highlights ORDER BY seq")]
+        for chunk in embedding_rows.chunks(seqs, 5000):
+            texts = embedding_rows.live_texts(conn, chunk)
+            foreign = [t for t in texts if t.text in by_text]
+            english = [t for t in texts if t.text not in by_text]
+            stand_ins = rng.standard_normal((len(english), width)).astype(np.float32)
+            stand_ins /= np.linalg.norm(stand_ins, axis=1, keepdims=True)
+            with library.write() as write:
+                write.executemany(
+                    "INSERT OR REPLACE INTO highlight_embeddings(seq, model, text_hash, vector)"
+                    " VALUES (?, ?, ?, ?)",
+                    [(t.seq, english_model, t.hash, by_text[t.text][2]) for t in foreign],
+                )
+                write.executemany(
+                    f"INSERT OR REPLACE INTO {MULTILINGUAL_TABLES.vectors}"
+                    "(seq, model, text_hash, vector, english) VALUES (?, ?, ?, ?, ?)",
+                    [(t.seq, e5_model, t.hash, by_text[t.text][1], 0) for t in foreign]
+                    + [
+                        (t.seq, e5_model, t.hash, v.astype("<f4").tobytes(), 1)
+                        for t, v in zip(english, stand_ins, strict=True)
+                    ],
+                )
+        with library.write() as write:
+            for table in ("embedding_queue", MULTILINGUAL_TABLES.queue):
+                write.execute(f"DELETE FROM {table}")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        library.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.search_speed", description=__doc__)
     parser.add_argument("paths", type=Path, nargs="+", help="English library [mixed library]")
@@ -160,3 +243,73 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def run(size: int, english: Path, donor: Path, count: int, tiny: bool = False) -> dict[str, Any]:
+    """The section: `english` (the run's largest library) and its mixed-language copy with
+    a tenth of it in French and German (e5 vectors placed from `donor`, see
+    `mixed_library`), both measured in one fresh process."""
+    from bench.common import log, run_worker
+
+    mixed = mixed_library(english, donor, max(size // 10, 20))
+    log(f"search beyond the query embedding at {size}: English and mixed ({count} queries)")
+    args = ["-m", "bench.search_speed", str(english), str(mixed), "--queries", str(count)]
+    out: dict[str, Any] = run_worker(args)
+    out["size"] = size
+    if tiny:
+        for stale in (mixed, mixed.with_suffix(".json")):
+            stale.unlink(missing_ok=True)
+    return out
+
+
+def table_rows(result: dict[str, Any], fmt: Any) -> list[tuple[str, str, str, str]]:
+    """The section's rows for the table (`fmt` is the runner's number format)."""
+    rows: list[tuple[str, str, str, str]] = []
+    for name, label in (("english", "English"), ("mixed", "mixed-language")):
+        part = result.get(name)
+        if not part:
+            continue
+        n = part["highlights"]
+        extra = (
+            f", {part['non_english_highlights']:,} French/German"
+            if "non_english_highlights" in part
+            else ""
+        )
+        warm, bare = part["warm"], part["keyword_only"]
+        rows.append(
+            (
+                f"Search beyond the query embedding, {label} library of {n:,}{extra}"
+                f" ({part['dimensions']}-d), p50 / p99",
+                f"{fmt(warm['p50_ms'])} / {fmt(warm['p99_ms'])} ms",
+                f"keyword-only {fmt(bare['p50_ms'], ' ms')}",
+                fmt(warm["ratio_to_keyword_only"], "x"),
+            )
+        )
+        rows.append(
+            (
+                "  the same queries new (embedded), p50; CPU p50 beyond embedding",
+                fmt(part["cold"]["p50_ms"], " ms"),
+                f"CPU {fmt(warm['cpu_p50_ms'], ' ms')}",
+                "-",
+            )
+        )
+        if "foreign_warm" in part:
+            rows.append(
+                (
+                    "  French/German queries beyond embedding / new, p50",
+                    f"{fmt(part['foreign_warm']['p50_ms'])} / "
+                    f"{fmt(part['foreign_cold']['p50_ms'])} ms",
+                    f"keyword-only {fmt(bare['p50_ms'], ' ms')}",
+                    "-",
+                )
+            )
+        embedding = part["query_embedding_p50_ms"]
+        rows.append(
+            (
+                "  query embedding alone, p50: " + ", ".join(embedding),
+                " / ".join(fmt(value) for value in embedding.values()) + " ms",
+                "-",
+                "-",
+            )
+        )
+    return rows

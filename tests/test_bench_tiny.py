@@ -45,6 +45,8 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
         "tokens",
         "http",
         "import",
+        "search_parts",
+        "million",
         "targets",
     ):
         assert section in results, f"section {section} missing"
@@ -60,4 +62,7 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
     english = results["english_models"]  # mpnet is measured only where its wheels are installed
     assert english["minilm"]["dimensions"] == 384 and english["minilm"]["query_cpu"]["n"] > 0
     assert "skipped" in english["mpnet"] or english["mpnet"]["dimensions"] == 768
+    parts = results["search_parts"]
+    assert parts["english"]["warm"]["n"] > 0 and parts["mixed"]["non_english_highlights"] > 0
+    assert results["million"]["recall"]["top_100_mean"] > 0.9  # every row a candidate here
     assert "Figure" in done.stdout  # the table was printed
