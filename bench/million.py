@@ -1,6 +1,6 @@
 """A million highlights: search through the compact index against the exact float32 scan.
 
-    python -m bench --sections million          (or --tiny: 6,000 highlights)
+    python -m bench --sections million          (or --tiny: 2,000 highlights)
     python -m bench.million [--size 1000000] [--queries 40]
 
 The library is built once and cached in bench/.cache/ (about 4 GB: the float32 vectors stay
@@ -48,7 +48,7 @@ from bench.common import (
 )
 
 FULL_SIZE = 1_000_000
-TINY_SIZE = 6_000
+TINY_SIZE = 2_000
 PASSAGES = 10_000
 VERSION = 1
 _SEED = 20261126
@@ -322,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.million", description=__doc__)
     parser.add_argument("--size", type=int)
     parser.add_argument("--queries", type=int)
-    parser.add_argument("--tiny", action="store_true", help="6,000 highlights (CI)")
+    parser.add_argument("--tiny", action="store_true", help="2,000 highlights (CI)")
     parser.add_argument("--worker", choices=("compact", "exact"), help=argparse.SUPPRESS)
     parser.add_argument("--threshold", type=int, help=argparse.SUPPRESS)
     parser.add_argument("args", nargs="*", help=argparse.SUPPRESS)

@@ -166,12 +166,29 @@ def mixed_library(english: Path, donor: Path, foreign_count: int) -> Path:
     from bench import libraries
 
     path = english.with_name(english.name.replace("library-", "library-mixed-placed-"))
-    if path.exists() and path.with_suffix(".json").exists():
+    meta = path.with_suffix(".json")
+    # Reused only over the same English library and model (a cached copy of another
+    # model's vectors would not even have the width of this one's).
+    made_from = {"foreign": foreign_count, "english": _recorded_model(english)}
+    if path.exists() and meta.exists() and json.loads(meta.read_text()) == made_from:
         return path
     libraries.copy_library(english, path)
     _place_foreign(path, donor, foreign_count)
-    path.with_suffix(".json").write_text(json.dumps({"foreign": foreign_count}))
+    meta.write_text(json.dumps(made_from))
     return path
+
+
+def _recorded_model(path: Path) -> str | None:
+    import sqlite3
+
+    from screvi_mcp.local.search.embedding_rows import MODEL_SETTING
+
+    conn = sqlite3.connect(path)
+    try:
+        row = conn.execute("SELECT value FROM settings WHERE key = ?", (MODEL_SETTING,)).fetchone()
+    finally:
+        conn.close()
+    return None if row is None else str(row[0])
 
 
 def _place_foreign(path: Path, donor: Path, count: int) -> None:
@@ -183,6 +200,8 @@ def _place_foreign(path: Path, donor: Path, count: int) -> None:
     from screvi_mcp.local.storage.library import Library
     from screvi_mcp.local.storage.store import highlights
 
+    if _recorded_model(donor) != _recorded_model(path):
+        raise RuntimeError(f"{donor.name} was embedded by another English model: rebuild it")
     source = sqlite3.connect(donor)
     rows = source.execute(
         "SELECT h.content, m.vector, e.vector, m.model FROM multilingual_embeddings m"
