@@ -157,7 +157,7 @@ def mixed_library(english: Path, donor: Path, foreign_count: int) -> Path:
     Embedding a 100k library with multilingual-e5 takes hours here (a few texts a second on
     a loaded machine), so the vectors are placed, not computed: the non-English highlights
     repeat the texts `donor` (the `mixed` section's library) holds e5 vectors for, with
-    those vectors and the English model's; the English highlights get a random unit
+    those vectors (the English model's are computed); the English highlights get a random unit
     vector as a stand-in for e5's (near 0 against any query, so below every cut). An
     English query reads only the non-English e5 vectors (multilingual.py), so its figures
     are what real vectors give; a French query scans all of them at the real cost, but
@@ -196,19 +196,24 @@ def _place_foreign(path: Path, donor: Path, count: int) -> None:
 
     from screvi_mcp.local.api.bodies import HighlightCreate
     from screvi_mcp.local.search import embedding_rows
+    from screvi_mcp.local.search.embedder import load_embedder
     from screvi_mcp.local.search.vector_tables import MULTILINGUAL_TABLES
     from screvi_mcp.local.storage.library import Library
     from screvi_mcp.local.storage.store import highlights
 
-    if _recorded_model(donor) != _recorded_model(path):
-        raise RuntimeError(f"{donor.name} was embedded by another English model: rebuild it")
     source = sqlite3.connect(donor)
     rows = source.execute(
-        "SELECT h.content, m.vector, e.vector, m.model FROM multilingual_embeddings m"
-        " JOIN highlights h ON h.seq = m.seq JOIN highlight_embeddings e ON e.seq = m.seq"
-        " WHERE m.english = 0 AND h.note IS NULL"
+        "SELECT h.content, m.vector, m.model FROM multilingual_embeddings m"
+        " JOIN highlights h ON h.seq = m.seq WHERE m.english = 0 AND h.note IS NULL"
     ).fetchall()
     source.close()
+    # The English model's vectors of these few texts are computed here: the donor may
+    # have been embedded by another English model.
+    english_vectors = load_embedder().embed([row[0] for row in rows])
+    rows = [
+        (*row[:2], vector.astype("<f4").tobytes(), row[2])
+        for row, vector in zip(rows, english_vectors, strict=True)
+    ]
     e5_model, width = rows[0][3], len(rows[0][1]) // 4
     rng = np.random.default_rng(3)
     library = Library.open(path)
