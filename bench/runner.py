@@ -212,6 +212,26 @@ def targets(results: dict[str, Any], settings: Settings) -> dict[str, Any]:
         checks["acknowledged_at_least_1500_per_s"] = {"value": rate, "met": rate >= 1500}
         queue = min(entry["ingest"]["queue_ratio_to_before"] or 0 for entry in entries)
         checks["queue_throughput_at_least_1.15x_before"] = {"value": queue, "met": queue >= 1.15}
+    checks.update(_issue_30_targets(results))
+    return checks
+
+
+def _issue_30_targets(results: dict[str, Any]) -> dict[str, Any]:
+    """Search beyond the query embedding <= 15 ms in either library; at a million
+    highlights p50 <= 60 ms (beyond the embedding) in at most 1.5 GB resident."""
+    checks: dict[str, Any] = {}
+    for name, part in (results.get("search_parts") or {}).items():
+        if isinstance(part, dict) and "warm" in part:
+            p50 = part["warm"]["p50_ms"]
+            checks[f"search_beyond_embedding_at_most_15ms_{name}"] = {
+                "value": p50,
+                "met": p50 <= 15.0,
+            }
+    million_result = results.get("million")
+    if million_result:
+        p50, peak = million_result["hybrid"]["p50_ms"], million_result["memory_at_end_mib"]["VmHWM"]
+        checks["million_search_at_most_60ms"] = {"value": p50, "met": p50 <= 60.0}
+        checks["million_peak_at_most_1.5GB"] = {"value": peak, "met": peak * 2**20 <= 1.5e9}
     return checks
 
 
