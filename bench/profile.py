@@ -1,10 +1,12 @@
-"""Where the time goes: cProfile of a hybrid search or of bulk ingest on a generated library.
+"""Where the time goes: a profile of a hybrid search or of bulk ingest on a generated library.
 
-    python -m bench.profile search bench/.cache/library-100000-v1.sqlite3 [QUERIES]
+    python -m bench.profile search bench/.cache/library-100000-v1.sqlite3 [QUERIES] [--warm]
     python -m bench.profile ingest bench/.cache/library-10000-v1.sqlite3 [COUNT]
 
-`ingest` writes into the library it is given: point it at a copy. Prints the functions with
-the most cumulative time; the README quotes these when a target is missed.
+`ingest` writes into the library it is given: point it at a copy. `--warm` runs each query
+once before profiling it, so the query vectors are cached and the profile is everything
+beyond embedding the query. With pyinstrument installed (the `bench` extra) it prints its
+call tree, threads included; otherwise cProfile's functions by cumulative time.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import io
 import pstats
 import sys
 from pathlib import Path
+from typing import Any
 
 from bench import corpus
 
 
-def _search(path: Path, count: int) -> cProfile.Profile:
+def _search(path: Path, count: int, warm: bool, profiler: Profiler) -> None:
     from screvi_mcp.local.search import attach, engine
     from screvi_mcp.local.storage.library import Library
 
@@ -27,16 +30,17 @@ def _search(path: Path, count: int) -> cProfile.Profile:
     attach.attach_semantic_index(library, backfill="never")
     for text in corpus.queries(10, seed=99):
         engine.search(library, engine.SearchQuery(text))
-    profile = cProfile.Profile()
-    profile.enable()
-    for text in corpus.queries(count):
-        engine.search(library, engine.SearchQuery(text, per_page=20))
-    profile.disable()
+    queries = corpus.queries(count)
+    if warm:
+        for text in queries:
+            engine.search(library, engine.SearchQuery(text, per_page=20))
+    with profiler:
+        for text in queries:
+            engine.search(library, engine.SearchQuery(text, per_page=20))
     library.close()
-    return profile
 
 
-def _ingest(path: Path, count: int) -> cProfile.Profile:
+def _ingest(path: Path, count: int, profiler: Profiler) -> None:
     from screvi_mcp.local.api.bodies import HighlightCreate
     from screvi_mcp.local.search import attach
     from screvi_mcp.local.storage.library import Library
@@ -48,13 +52,10 @@ def _ingest(path: Path, count: int) -> cProfile.Profile:
         HighlightCreate(content=spec.content, note=spec.note, tags=spec.tags or None)
         for spec in corpus.highlights(count, 1, seed=4242)
     ]
-    profile = cProfile.Profile()
-    profile.enable()
-    for start in range(0, count, 100):
-        highlights.create_many(library, items[start : start + 100], bulk=True)
-    profile.disable()
+    with profiler:
+        for start in range(0, count, 100):
+            highlights.create_many(library, items[start : start + 100], bulk=True)
     library.close()
-    return profile
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -68,16 +69,50 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "count", type=int, nargs="?", default=200, help="queries or highlights (default 200)"
     )
+    parser.add_argument("--warm", action="store_true", help="search: query vectors cached")
     return parser.parse_args(argv)
+
+
+class Profiler:
+    """pyinstrument where installed (sampling, every thread), else cProfile."""
+
+    def __init__(self) -> None:
+        try:
+            from pyinstrument import Profiler as Sampling
+
+            self._sampling: Any = Sampling(interval=0.0005, async_mode="disabled")
+        except ImportError:
+            self._sampling = None
+        self._profile = cProfile.Profile()
+
+    def __enter__(self) -> None:
+        if self._sampling is not None:
+            self._sampling.start()
+        else:
+            self._profile.enable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._sampling is not None:
+            self._sampling.stop()
+        else:
+            self._profile.disable()
+
+    def report(self) -> str:
+        if self._sampling is not None:
+            return str(self._sampling.output_text(unicode=False, color=False, show_all=False))
+        out = io.StringIO()
+        pstats.Stats(self._profile, stream=out).sort_stats("cumulative").print_stats(25)
+        return out.getvalue()
 
 
 def main(argv: list[str]) -> None:
     args = parse(argv)
-    path, count = args.path, args.count
-    profile = _search(path, count) if args.command == "search" else _ingest(path, count)
-    out = io.StringIO()
-    pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(25)
-    print(out.getvalue())
+    profiler = Profiler()
+    if args.command == "search":
+        _search(args.path, args.count, args.warm, profiler)
+    else:
+        _ingest(args.path, args.count, profiler)
+    print(profiler.report())
 
 
 if __name__ == "__main__":

@@ -46,6 +46,8 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
         "http",
         "import",
         "embedding",
+        "search_parts",
+        "million",
         "targets",
     ):
         assert section in results, f"section {section} missing"
@@ -64,4 +66,7 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
     candidate = results["embedding"]["minilm-int8-down"]  # MiniLM against its int8 build
     assert candidate["against_baseline"]["cpu_speedup"] > 0
     assert results["embedding"]["findable"]["english_only"]["findable_50k_seconds"] > 0
+    parts = results["search_parts"]
+    assert parts["english"]["warm"]["n"] > 0 and parts["mixed"]["non_english_highlights"] > 0
+    assert results["million"]["recall"]["top_100_mean"] > 0.9  # every row a candidate here
     assert "Figure" in done.stdout  # the table was printed

@@ -21,13 +21,14 @@ import numpy as np
 
 from screvi_mcp.local.search import embedding_queue, embedding_rows
 from screvi_mcp.local.search.calibration import Calibration
+from screvi_mcp.local.search.compact_matrix import COMPACT_FROM_ROWS, CompactMatrix
 from screvi_mcp.local.search.embedding_rows import HighlightText
 from screvi_mcp.local.search.embedding_text import RECIPE
 from screvi_mcp.local.search.embedding_worker import EmbeddingWorker
 from screvi_mcp.local.search.filters import Filters, admitted_seqs
 from screvi_mcp.local.search.fusion import SemanticMatch
 from screvi_mcp.local.search.vector_tables import MINILM_TABLES, VectorTables
-from screvi_mcp.local.search.vectors import VectorMatrix
+from screvi_mcp.local.search.vectors import Matrix, VectorMatrix
 from screvi_mcp.local.search.verifier import Verifier
 from screvi_mcp.local.storage.library import Library
 
@@ -91,7 +92,10 @@ class SemanticIndex:
         self.calibration = calibration
         self.verifier = verifier
         self.model_id = index_model_id(embedder)
-        self.matrix = VectorMatrix(embedder.dimensions)
+        self.matrix: VectorMatrix | CompactMatrix = VectorMatrix(embedder.dimensions)
+        # From this many stored vectors the index opens compactly (compact_matrix.py);
+        # an attribute so that tests can lower it.
+        self.compact_from_rows = COMPACT_FROM_ROWS
         self._write_lock = threading.Lock()
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -113,11 +117,37 @@ class SemanticIndex:
         # Read the log position first: a write landing during the load is applied twice at
         # worst, never missed.
         seen = embedding_rows.latest_change(conn, self.tables)
-        seqs, vectors = embedding_rows.load_live(
-            conn, self.model_id, self.embedder.dimensions, self.tables
-        )
-        self.matrix.replace_all(seqs, vectors)
+        count = embedding_rows.count_vectors(conn, self.model_id, self.tables)
+        # Only the plain matrix goes compact (the multilingual index keeps its own split).
+        plain = type(self.matrix) is VectorMatrix or isinstance(self.matrix, CompactMatrix)
+        if not plain or count < self.compact_from_rows:
+            seqs, vectors = embedding_rows.load_live(
+                conn, self.model_id, self.embedder.dimensions, self.tables
+            )
+            if isinstance(self.matrix, CompactMatrix):  # shrunk below the threshold
+                self.matrix = VectorMatrix(self.embedder.dimensions)
+            self.matrix.replace_all(seqs, vectors)
+        else:
+            self.matrix = self._compact(conn, count)
         self._seen_change = seen
+
+    def _compact(self, conn: sqlite3.Connection, count: int) -> CompactMatrix:
+        """Codes of every stored vector, read a block at a time: the float32 matrix of a
+        very large library is never held (compact_matrix.py)."""
+        dimensions = self.embedder.dimensions
+        matrix = CompactMatrix(dimensions, self._stored_vectors, capacity=count + count // 16)
+        for seqs, vectors in embedding_rows.stream_live(
+            conn, self.model_id, dimensions, self.tables
+        ):
+            matrix.extend(seqs, vectors)
+        return matrix
+
+    def _stored_vectors(self, seqs: list[int]) -> tuple[list[int], Matrix]:
+        """Float32 vectors of those of `seqs` with a stored one (a compact matrix's short
+        list), on the calling thread's connection."""
+        return embedding_rows.load_vectors(
+            self.library.connection(), self.model_id, self.embedder.dimensions, seqs, self.tables
+        )
 
     def sync(self, conn: sqlite3.Connection) -> None:
         """Apply vectors other processes wrote since we last looked: one cheap query when
