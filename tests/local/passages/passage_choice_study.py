@@ -180,8 +180,9 @@ def load(model: str) -> Data:
 Rule = Callable[[Data, int, np.ndarray, np.ndarray], np.ndarray]
 
 
-def page(data: Data, qi: int, cut: float) -> list[tuple[str, int]]:
-    """The top 3 (article, first-choice row) as search.py's fusion gives them."""
+def page(data: Data, qi: int, cut: float, second: float = 0.0) -> list[tuple[str, int]]:
+    """The top 3 (article, first-choice row) as search.py's fusion gives them. `second` > 0
+    ranks an article by its best passage plus that share of its next two (studied only)."""
     cos = data.vectors @ data.qvec[qi]
     order = np.argsort(-cos)[:SEMANTIC_LIMIT]
     keyword = [data.row_of[p] for p in data.queries[qi]["keyword"] if p in data.row_of]
@@ -190,16 +191,18 @@ def page(data: Data, qi: int, cut: float) -> list[tuple[str, int]]:
     for rank, r in enumerate(order.tolist()):
         if r in kw_rank or cos[r] >= cut:
             scores[r] = scores.get(r, 0.0) + 1.0 / (RRF_K + rank + 1)
-    hits: list[tuple[str, int]] = []
-    for r, _ in sorted(scores.items(), key=lambda item: -item[1]):
-        if str(data.article[r]) not in {a for a, _ in hits}:
-            hits.append((str(data.article[r]), r))
-        if len(hits) == 3:
-            break
-    return hits
+    per: dict[str, list[tuple[float, int]]] = {}
+    for r, score in sorted(scores.items(), key=lambda item: -item[1]):
+        per.setdefault(str(data.article[r]), []).append((score, r))
+    ranked = sorted(
+        per.items(), key=lambda it: -(it[1][0][0] + second * sum(x for x, _ in it[1][1:3]))
+    )
+    return [(art, found[0][1]) for art, found in ranked[:3]]
 
 
-def evaluate(data: Data, rule: Rule | None, cut: float) -> dict[str, list[bool]]:
+def evaluate(
+    data: Data, rule: Rule | None, cut: float, second: float = 0.0
+) -> dict[str, list[bool]]:
     """Per half, whether each answerable query's hit is right (rule None: no re-choice)."""
     out: dict[str, list[bool]] = {"tuning": [], "heldout": []}
     for qi, q in enumerate(data.queries):
@@ -207,7 +210,7 @@ def evaluate(data: Data, rule: Rule | None, cut: float) -> dict[str, list[bool]]
             continue
         ok = False
         keyword = {data.row_of[p] for p in q["keyword"] if p in data.row_of}
-        for art, first in page(data, qi, cut):
+        for art, first in page(data, qi, cut, second):
             if art != q["article"]:
                 continue
             shown = first
@@ -368,15 +371,23 @@ def rules() -> dict[str, Rule | None]:
 
 def study(models: list[str]) -> None:
     datas = {m: load(m) for m in models}
+    _table(datas, rules(), 0.0)
+    for second in (0.1, 0.25, 0.5):
+        print(f"articles ranked by their best passage + {second} x their next two:")
+        _table(datas, {"generic 0.5": generic(0.5)}, second)
+
+
+def _table(datas: dict[str, Data], chosen: dict[str, Rule | None], second: float) -> None:
+    models = list(datas)
     print(f"{'rule':55s} " + " ".join(f"{m[:6]}@{c}: tune/held " for m in models for c in CUTS))
     with_windows = all(d.window_owner is not None for d in datas.values())
-    for name, rule in rules().items():
+    for name, rule in chosen.items():
         if "window" in name and not with_windows:
             continue
         cells = []
         for m in models:
             for cut in CUTS:
-                res = evaluate(datas[m], rule, cut)
+                res = evaluate(datas[m], rule, cut, second)
                 t, h = (sum(res[x]) / len(res[x]) for x in ("tuning", "heldout"))
                 cells.append(f"{t:.2f}/{h:.2f}")
         print(f"{name:55s} " + "          ".join(cells))
