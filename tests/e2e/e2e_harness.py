@@ -96,6 +96,14 @@ def quiet_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, s
     return env
 
 
+def model_choice() -> dict[str, str]:
+    """The suite's English model (MiniLM, tests/conftest.py) for the servers of the scenario.
+    Without it each one converted all-mpnet-base-v2 again in its private HOME (438 MB read,
+    half a minute of CPU), and the REST API missed its 60 s start-up on a busy machine."""
+    name = "SCREVI_ENGLISH_MODEL"
+    return {name: os.environ[name]} if name in os.environ else {}
+
+
 def render_config(template: str, destination: Path, **values: str) -> Path:
     """A host config file (the `mcpServers` shape) from a template in e2e/configs."""
     config = json.loads(Template((CONFIGS / template).read_text()).substitute(values))
@@ -104,6 +112,7 @@ def render_config(template: str, destination: Path, **values: str) -> Path:
             # Hosts pass a stdio server only a few variables of their own plus the entry's
             # `env`, so the no-telemetry setting of `quiet_env` has to travel in the entry.
             server.setdefault("env", {})["ORT_DISABLE_TELEMETRY"] = "1"
+            server["env"].update(model_choice())
     destination.write_text(json.dumps(config, indent=2))
     return destination
 

@@ -7,6 +7,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import replace
 from datetime import timedelta
@@ -286,15 +287,19 @@ async def test_a_sync_waits_at_its_budget_longer_than_a_tool_call_would(
     await assert_same(stand_in, mirror_path)
 
 
-class _SlowEmbedder:
-    """The real embedder, one second slower per batch: leftovers that outlast a time limit
-    without needing thousands of highlights on a shared test machine."""
+class _GatedEmbedder:
+    """The real embedder, held at a gate the test opens: leftovers that outlast a time limit,
+    without thousands of highlights or a guess at how slow the machine is. A run that waits
+    for the batch in flight waits out GATE_SECONDS, which the timing check below catches."""
 
-    def __init__(self, real: object) -> None:
+    GATE_SECONDS = 60.0
+
+    def __init__(self, real: object, gate: threading.Event) -> None:
         self._real = real
+        self._gate = gate
 
     def embed(self, texts: list[str]) -> object:
-        time.sleep(1.0)
+        self._gate.wait(self.GATE_SECONDS)
         return self._real.embed(texts)  # type: ignore[attr-defined]
 
     def __getattr__(self, name: str) -> object:
@@ -311,10 +316,18 @@ async def test_the_time_limit_holds_when_an_interrupted_run_left_vectors_to_make
     pytest.importorskip("onnxruntime")
     from screvi_mcp.local.search import embedder
     from screvi_mcp.local.storage.library import Library
-    from screvi_mcp.mirror.sync import SyncPaused, build_client, run_sync
+    from screvi_mcp.mirror.sync import (
+        Reporter,
+        SyncPaused,
+        SyncSettings,
+        SyncSummary,
+        build_client,
+        run_sync,
+    )
 
+    gate = threading.Event()  # shut: nothing gets embedded
     loaded = embedder.load_embedder
-    monkeypatch.setattr(embedder, "load_embedder", lambda: _SlowEmbedder(loaded()))
+    monkeypatch.setattr(embedder, "load_embedder", lambda: _GatedEmbedder(loaded(), gate))
     async with stand_in.client() as client:
         await seed(client)
         await _more_highlights(client, 100)
@@ -327,28 +340,32 @@ async def test_the_time_limit_holds_when_an_interrupted_run_left_vectors_to_make
             if name == "highlights":
                 raise SyncPaused("the sync's time limit was reached")
 
+    async def run(settings: SyncSettings, reporter: Reporter | None = None) -> SyncSummary:
+        client, clock = build_client(stand_in.key, stand_in.base_url, settings)
+        library = Library.open(mirror_path)
+        try:
+            async with client:
+                return await run_sync(
+                    library,
+                    client,
+                    clock,
+                    api_key=stand_in.key,
+                    settings=settings,
+                    reporter=reporter,
+                )
+        finally:
+            gate.set()  # closing waits for the batch in flight, and drops its vectors
+            library.close()
+            gate.clear()
+
     first = replace(FAST, per_page=100, wait_for_vectors=False)
-    client, clock = build_client(stand_in.key, stand_in.base_url, first)
-    library = Library.open(mirror_path)
-    try:
-        async with client:
-            await run_sync(
-                library,
-                client,
-                clock,
-                api_key=stand_in.key,
-                settings=first,
-                reporter=PauseAfterFirstHighlights(),
-            )
-    finally:
-        library.close()
+    await run(first, PauseAfterFirstHighlights())
     leftovers = int(_run_state(mirror_path)["waiting_for_vectors"])
-    assert leftovers >= 50  # several slow batches: more than the time limit below
+    assert leftovers >= 50  # none embedded: more than the time limit below lets through
 
     limit = 2.0
-    resumed = await sync(
-        stand_in, mirror_path, replace(first, time_limit=limit, wait_for_vectors=True)
-    )
+    resumed = await run(replace(first, time_limit=limit, wait_for_vectors=True))
     assert resumed.resumed and resumed.finished  # progress: the run got to its end
-    assert resumed.seconds < limit + 3.0  # the last batch in flight may end after it
+    # Far below GATE_SECONDS: the run did not wait for the batch held at the gate.
+    assert resumed.seconds < limit + 30.0
     assert resumed.waiting_for_vectors > 0  # the rest is embedded by whoever opens it next

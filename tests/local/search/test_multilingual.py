@@ -211,36 +211,45 @@ class Mixed:
 
 
 @contextmanager
-def _mixed_library(directory: Path) -> Iterator[Mixed]:
+def _mixed_library(directory: Path, template: Mixed | None = None) -> Iterator[Mixed]:
+    """Built and embedded by both models (the slow part), or copied from `template`: a copy
+    keeps its vectors, so it costs no embedding."""
     from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
 
+    path = directory / "mixed.sqlite"
+    if template is not None:
+        template.library.connection().execute("VACUUM INTO ?", (str(path),))
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("SCREVI_MULTILINGUAL", raising=False)
-        library = Library.open(directory / "mixed.sqlite")
+        library = Library.open(path)
         try:
             assert attach_semantic_index(library, backfill="now") is not None
-            rows = LibraryRows(library)
-            source = rows.source(SOURCES[0].name, SOURCES[0].type, SOURCES[0].author)
-            passages = _chosen_passages()
-            seqs = rows.highlights([(text, source, note, False, []) for _, text, note in passages])
-            yield Mixed(library, {key: s for (key, _, _), s in zip(passages, seqs, strict=True)})
+            if template is None:
+                rows = LibraryRows(library)
+                source = rows.source(SOURCES[0].name, SOURCES[0].type, SOURCES[0].author)
+                passages = _chosen_passages()
+                seqs = rows.highlights(
+                    [(text, source, note, False, []) for _, text, note in passages]
+                )
+                seq_of = {key: s for (key, _, _), s in zip(passages, seqs, strict=True)}
+            yield Mixed(library, template.seq_of if template is not None else seq_of)
             detach_semantic_index(library)
         finally:
             library.close()
 
 
-@pytest.fixture
-def mixed(tmp_path: Path) -> Iterator[Mixed]:
-    """A mixed-language library of the test's own, for tests that change it."""
-    with _mixed_library(tmp_path) as library:
+@pytest.fixture(scope="module")
+def mixed_shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mixed]:
+    """The library built once for the tests that only search it (both models embed
+    150 highlights: the slow part)."""
+    with _mixed_library(tmp_path_factory.mktemp("mixed")) as library:
         yield library
 
 
-@pytest.fixture(scope="module")
-def mixed_shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mixed]:
-    """The same library built once for the tests that only search it (both models embed
-    150 highlights: the slow part)."""
-    with _mixed_library(tmp_path_factory.mktemp("mixed")) as library:
+@pytest.fixture
+def mixed(mixed_shared: Mixed, tmp_path: Path) -> Iterator[Mixed]:
+    """A copy of the same library of the test's own, for tests that change it."""
+    with _mixed_library(tmp_path, template=mixed_shared) as library:
         yield library
 
 
