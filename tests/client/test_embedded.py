@@ -51,3 +51,29 @@ async def test_embedded_client_runs_the_lifespan_and_passes_its_state(
     assert events == ["startup", "shutdown"]
     assert [t.name for t in tags] == ["from-lifespan-state"]
     assert keys_seen == ["sk_live_given"]  # in-process is no reason to skip auth
+
+
+async def test_two_copies_of_a_library_do_not_share_one_rate_limit(tmp_path: Path) -> None:
+    """A copy of a library file carries its embedded key, but each library is its own API
+    with its own limit: a client of one copy must not use up the other's. (Test libraries
+    are copies of one seeded template; sharing made whole modules of tool tests flaky.)"""
+    import shutil
+
+    from screvi_mcp.client.errors import RateLimitedError
+    from screvi_mcp.embedded import embedded_client
+
+    first = tmp_path / "first.sqlite3"
+    first_client = await embedded_client(first, server_rate_limit_per_minute=3, max_rate_wait=0)
+    await first_client.aclose()
+    second = shutil.copy(first, tmp_path / "second.sqlite3")
+    one = await embedded_client(first, server_rate_limit_per_minute=3, max_rate_wait=0)
+    other = await embedded_client(second, server_rate_limit_per_minute=3, max_rate_wait=0)
+    try:
+        for _ in range(3):
+            await one.list_tags()
+        with pytest.raises(RateLimitedError):
+            await one.list_tags()  # this library's limit is used up...
+        await other.list_tags()  # ...and the copy's is not
+    finally:
+        await one.aclose()
+        await other.aclose()

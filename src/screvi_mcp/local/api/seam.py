@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Message, Scope
 
+from screvi_mcp.client.ratelimit import RateLimiter
 from screvi_mcp.local.api import app as app_module
 from screvi_mcp.local.api.keys import embedded_key
 from screvi_mcp.local.api.request_pipeline import Endpoint, is_pipeline_endpoint
@@ -84,6 +85,7 @@ class EmbeddedLibrary(httpx.AsyncBaseTransport):
         self._lock = anyio.Lock()
         self._started = False
         self._embedded_key: str | None = None
+        self._own_limiter: RateLimiter | None = None
         self._rate_limit = app_module.DEFAULT_RATE_LIMIT
 
     async def _with_state(self, scope: Any, receive: Any, send: Any) -> None:
@@ -149,12 +151,20 @@ class EmbeddedLibrary(httpx.AsyncBaseTransport):
 
     def client_options(self, api_key: str | None = None) -> dict[str, Any]:
         """Keyword arguments for a `ScreviClient` of this library (its own key by default)."""
-        return {
+        options: dict[str, Any] = {
             "api_key": self.embedded_key if api_key is None else api_key,
             "base_url": self.base_url,
             "transport": self,
             "rate_limit": self.rate_limit_per_minute,
         }
+        if api_key is None:
+            # Every library answers at the same pseudo-URL, and a copied file keeps its
+            # embedded key: the process-wide limiter for (key, URL) would make copies share
+            # one limit. This library's own key gets this library's own limiter.
+            if self._own_limiter is None:
+                self._own_limiter = RateLimiter(self.rate_limit_per_minute)
+            options["rate_limiter"] = self._own_limiter
+        return options
 
     # Transport ----------------------------------------------------------------------------
 
