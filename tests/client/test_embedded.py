@@ -77,3 +77,18 @@ async def test_two_copies_of_a_library_do_not_share_one_rate_limit(tmp_path: Pat
     finally:
         await one.aclose()
         await other.aclose()
+
+
+async def test_rate_limit_none_means_no_client_limiter_even_for_the_own_key(
+    tmp_path: Path,
+) -> None:
+    """A served mirror and the evaluations build their client from the library's options
+    with `rate_limit=None`: no client-side limiter, whatever the options carry."""
+    from screvi_mcp.contract import RATE_LIMIT_PER_MINUTE
+
+    app = local_app.create_app(tmp_path / "lib.sqlite3", rate_limit_per_minute=1_000_000)
+    async with EmbeddedLibrary(app=app) as library:
+        client = ScreviClient(**{**library.client_options(), "rate_limit": None})
+        async with client:
+            for _ in range(RATE_LIMIT_PER_MINUTE + 1):
+                await client.list_tags()

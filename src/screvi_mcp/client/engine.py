@@ -144,9 +144,13 @@ class BaseClient:
         # An in-process backend answers without HTTP messages (see `in_process.py`).
         self._in_process: AnswersInProcess | None = in_process_handler(transport)
         self._user_agent = f"screvi-mcp/{__version__}"
-        self._limiter: RateLimiter | None = rate_limiter
-        if rate_limiter is None and rate_limit is not None:
-            self._limiter = shared_limiter(api_key, self.base_url, rate_limit, rate_window)
+        # rate_limit=None: no limiter at all, even where one is given with the rest of a
+        # backend's options (a served mirror, an evaluation override them that way).
+        self._limiter: RateLimiter | None = None
+        if rate_limit is not None:
+            self._limiter = rate_limiter or shared_limiter(
+                api_key, self.base_url, rate_limit, rate_window
+            )
         self._http = httpx.AsyncClient(
             base_url=self.base_url + "/",
             timeout=timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout),
