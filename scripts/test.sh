@@ -15,9 +15,9 @@ step() {  # step NAME COMMAND...: run it and say how long it took
 began="$(now)"
 # Single-process steps side by side (two cores), each one's output shown only when it fails:
 # the e2e clients (npm needs nothing of ours) while pip fills the venv; then the model's
-# wheels and the static checks; then, beside pytest, the package as users get it (built,
-# installed from the wheel into a clean venv, and run; skipped when pytest is given
-# arguments: a partial run while developing).
+# wheels, the static checks, and the package as users get it (built, installed from the
+# wheel into a clean venv, and run; skipped when pytest is given arguments: a partial run
+# while developing).
 logs="$(mktemp -d "${TMPDIR:-/tmp}/screvi-test-logs.XXXXXX")"
 scratch=""
 trap 'rm -rf "$logs" ${scratch:+"$scratch"}' EXIT
@@ -52,14 +52,11 @@ finish() {  # wait for the background jobs named in "$@"; show a failed one's ou
   done
   return "$failed"
 }
-finish "${jobs[@]}" || exit 1
-# The package as users get it runs beside pytest: one process, while pytest's workers often
-# wait on subprocesses and sockets.
-wheel=()
 if [ "$#" -eq 0 ]; then
   step wheel bash scripts/check_wheel.sh >"$logs/wheel" 2>&1 &
-  wheel=("wheel:$!")
+  jobs+=("wheel:$!")
 fi
+finish "${jobs[@]}" || exit 1
 
 # Test files in memory where there is a tmpfs: the suite writes thousands of small SQLite
 # files, and on a disk their fsyncs set its pace (tests/client and tests/transfer: 71 s on
@@ -72,5 +69,4 @@ scratch="$(mktemp -d "$shm/screvi-tests.XXXXXX")"
 # A short --basetemp: a test binds a UNIX socket in its tmp_path (at most 107 bytes).
 TMPDIR="$scratch" step pytest .venv/bin/python -m pytest -q -n 3 --dist loadgroup \
   --basetemp="$scratch/t" "$@"
-finish "${wheel[@]}" || exit 1
 took total "$began"
