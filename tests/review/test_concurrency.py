@@ -35,7 +35,10 @@ _WORKER = textwrap.dedent(
         return schedule.review(before or schedule.new_card(now), "good", now)
 
     Path(f"{go}.ready-{n}").touch()
+    deadline = time.monotonic() + 60  # bounded: a lost parent must not leave us polling
     while not go.exists():
+        if time.monotonic() > deadline:
+            sys.exit("the go file never came")
         time.sleep(0.002)
     with ReviewState.open(path) as state:
         picks = [Picked(f"shared-{k}", "new") for k in range(6)]
