@@ -11,8 +11,9 @@ else goes to stderr, and in MCP stdio mode nothing at all goes to stdout but the
 - `common`: what they share (--library, the bind address, start-up failures);
 - `parsing`: one-line errors for command-line mistakes.
 
-`sync` and `review` are registered here; their arguments and code live with them
-(`mirror/command.py`, `review/command.py`).
+- `review`: `review` (today's review in the terminal; what it prints is the command's output).
+
+`sync` is registered here; its arguments and code live with the mirror (`mirror/command.py`).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def _add_sync_command(commands: argparse._SubParsersAction) -> None:  # type: ig
 
 
 def _add_review_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from screvi_mcp.review import command as review_command
+    from screvi_mcp.cli import review as review_command
 
     review = commands.add_parser("review", help="today's spaced-repetition review of highlights")
     review_command.add_arguments(review)
