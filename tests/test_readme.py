@@ -59,3 +59,33 @@ def test_reliability_notes_state_the_bounds_the_code_enforces() -> None:
     ]
     for statement in expected:
         assert statement in notes, f"README reliability notes should say: {statement}"
+
+
+def test_readme_states_the_main_bounds_the_code_enforces() -> None:
+    """The README's short table of bounds (the full list is docs/reliability.md) says what the
+    code does: each value is built from the constant that enforces it."""
+    from screvi_mcp.client.client import DEFAULT_TIMEOUT
+    from screvi_mcp.client.deadline import DEFAULT_CALL_DEADLINE
+    from screvi_mcp.client.ratelimit import DEFAULT_MAX_RATE_WAIT
+    from screvi_mcp.client.retry import RetryPolicy
+    from screvi_mcp.local.api.request_pipeline import MAX_BODY_BYTES
+    from screvi_mcp.local.fetching.fetcher import FetchSettings
+    from screvi_mcp.mirror import sync, walk_guard
+    from screvi_mcp.transfer.jobs import MAX_IMPORT_BYTES
+
+    text = README.read_text(encoding="utf-8")
+    fetch = FetchSettings()
+    expected = [
+        f"| {DEFAULT_CALL_DEADLINE:g} s (`SCREVI_CALL_DEADLINE`) |",
+        f"| {DEFAULT_MAX_RATE_WAIT:g} s (`SCREVI_MAX_RATE_WAIT`) |",
+        f"| {DEFAULT_TIMEOUT.connect:g} s / {DEFAULT_TIMEOUT.read:g} s, reads resent up to "
+        f"{RetryPolicy().max_retries} times |",
+        f"| {MAX_BODY_BYTES // 2**20} MiB |",
+        f"| {fetch.total_timeout:g} s, {fetch.max_bytes // 2**20} MiB, {fetch.max_redirects} "
+        "redirects |",
+        f"| {MAX_IMPORT_BYTES // 2**20} MiB |",
+        f"| {walk_guard.DEFAULT_MAX_PAGES} pages and {walk_guard.DEFAULT_MAX_ROWS} items a list, "
+        f"{sync.DEFAULT_MAX_RUN_SECONDS / 3600:g} h |",
+    ]
+    for statement in expected:
+        assert statement in text, f"the README's table of bounds should say: {statement}"
