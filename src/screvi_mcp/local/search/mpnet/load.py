@@ -9,7 +9,7 @@ from screvi_mcp.local.search.mpnet import ENGLISH_MODEL_ENV, INSTALL_MODEL_COMMA
 from screvi_mcp.local.search.mpnet.wheels import MpnetWheelsMissing
 from screvi_mcp.local.storage.preflight import LOCAL_EXTRA_HINT
 
-# The error codes a user can search the README for.
+# The codes in brackets that start the one-line reason the log and `check` give.
 WHEELS_MISSING = "mpnet_wheels_missing"
 CONVERTER_MISSING = "mpnet_converter_missing"
 CONVERSION_FAILED = "mpnet_conversion_failed"
