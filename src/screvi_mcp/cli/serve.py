@@ -167,7 +167,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if backend_config.library_path is not None:
         from screvi_mcp.local.search.mpnet import describe_english_model
 
-        mode += f"; {describe_english_model()}"
+        mode += f"; {describe_english_model(serving=True)}"
     print(
         f"screvi-mcp: {backend_config.describe()}{mode}; serving MCP over "
         f"{describe_endpoint(args.transport, options)}",
