@@ -106,8 +106,10 @@ def install_base() -> list[str] | None:
 
 def start(library_id: int, move: Callable[[], object], on_close: Callable[..., None]) -> bool:
     """Start the background install for one library if this process should; `move` moves
-    that library once the model is installed, `on_close` registers the stop callback."""
-    if mpnet.weights_installed() or skip_reason() is not None:
+    that library once the model is installed (at once, after a check of the conversion,
+    where it is installed already: a library kept on MiniLM), `on_close` registers the stop
+    callback."""
+    if skip_reason() is not None:
         return False
     with _state:
         if library_id in _running:
@@ -124,7 +126,8 @@ def start(library_id: int, move: Callable[[], object], on_close: Callable[..., N
 
 def _run(library_id: int, move: Callable[[], object], stop: threading.Event) -> None:
     try:
-        log.warning(mpnet.AUTO_NOTE)
+        if not mpnet.weights_installed():
+            log.warning(mpnet.AUTO_NOTE)
         if install_and_convert(stop):
             move()
     except Exception as exc:  # never a traceback on a server's stderr
