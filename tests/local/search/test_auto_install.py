@@ -275,3 +275,23 @@ def test_the_suite_never_starts_an_install(library: Library) -> None:
         assert not [t for t in threading.enumerate() if t.name == "screvi-install-model"]
     finally:
         detach_semantic_index(library)
+
+
+def test_the_start_up_sentence_says_the_model_installs_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from screvi_mcp.local.search import mpnet
+
+    # What this environment looks like without the wheels (a name nothing installs).
+    monkeypatch.setattr(mpnet, "DISTRIBUTIONS", ("screvi-test-absent-mpnet-part-001",))
+    monkeypatch.delenv("SCREVI_ENGLISH_MODEL")
+    monkeypatch.setenv("SCREVI_MODEL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SCREVI_AUTO_INSTALL_MODEL", "1")
+    sentence = mpnet.describe_english_model(serving=True)
+    assert sentence == mpnet.AUTO_NOTE
+    assert "installing all-mpnet-base-v2 in the background" in sentence
+    assert "all-MiniLM-L6-v2 answers until then" in sentence
+    # A one-shot command installs nothing, and says how to.
+    assert mpnet.describe_english_model() == mpnet.FALLBACK_NOTE
+    monkeypatch.setenv("SCREVI_AUTO_INSTALL_MODEL", "0")
+    assert mpnet.describe_english_model(serving=True) == mpnet.FALLBACK_NOTE
