@@ -177,9 +177,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     mcp = build_server(backend, read_only=read_only, toolsets=toolsets)  # type: ignore[arg-type]
     mode = " (read-only)" if read_only else ""
     if backend_config.library_path is not None:
-        from screvi_mcp.local.search.mpnet import describe_english_model
+        from screvi_mcp.local.search.mpnet.auto import describe_for_server
 
-        mode += f"; {describe_english_model(serving=True)}"
+        mode += f"; {describe_for_server()}"
     print(
         f"screvi-mcp: {backend_config.describe()}{mode}; serving MCP over "
         f"{describe_endpoint(args.transport, options)}",

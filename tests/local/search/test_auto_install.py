@@ -293,14 +293,14 @@ def test_the_start_up_sentence_says_the_model_installs_in_the_background(
     monkeypatch.delenv("SCREVI_ENGLISH_MODEL")
     monkeypatch.setenv("SCREVI_MODEL_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("SCREVI_AUTO_INSTALL_MODEL", "1")
-    sentence = mpnet.describe_english_model(serving=True)
+    sentence = auto.describe_for_server()
     assert sentence == mpnet.AUTO_NOTE
     assert "installing all-mpnet-base-v2 in the background" in sentence
     assert "all-MiniLM-L6-v2 answers until then" in sentence
     # A one-shot command installs nothing, and says how to.
     assert mpnet.describe_english_model() == mpnet.FALLBACK_NOTE
     monkeypatch.setenv("SCREVI_AUTO_INSTALL_MODEL", "0")
-    assert mpnet.describe_english_model(serving=True) == mpnet.FALLBACK_NOTE
+    assert auto.describe_for_server() == mpnet.FALLBACK_NOTE
 
 
 def test_an_environment_without_pip_installs_the_wheels_with_uv(

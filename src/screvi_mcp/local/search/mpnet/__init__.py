@@ -35,6 +35,10 @@ MPNET_NAME = "all-mpnet-base-v2"
 MINILM_NAME = "all-MiniLM-L6-v2"
 CACHE_ENV = "SCREVI_MODEL_CACHE"
 AUTO_INSTALL_ENV = "SCREVI_AUTO_INSTALL_MODEL"
+# The background install's back-off marker, in the model cache (auto.py).
+BACKOFF_MARKER = "install-model.failed"
+# Ids of the libraries whose background install runs in this process (auto.py keeps it).
+BACKGROUND: set[int] = set()
 
 FALLBACK_NOTE = (
     f"search by meaning uses {MINILM_NAME}, the light fallback: the default English model "
@@ -87,21 +91,22 @@ def fallback_note() -> str | None:
     this process installs it in the background); None when the default is installed or a
     model was chosen on purpose."""
     if configured() is None and not weights_installed():
-        from screvi_mcp.local.search.mpnet import auto
-
-        return AUTO_NOTE if auto.installing() else FALLBACK_NOTE
+        return AUTO_NOTE if BACKGROUND else FALLBACK_NOTE
     return None
 
 
-def describe_english_model(*, serving: bool = False) -> str:
-    """One phrase for the start-up line; `serving`: an embedded library's server, which
-    installs the default model in the background where it may (auto.py)."""
+def clear_backoff() -> None:
+    """`screvi-mcp install-model` succeeded by hand: servers may install again after a later
+    failure without waiting out an old one (auto.py)."""
+    (cache_root() / BACKOFF_MARKER).unlink(missing_ok=True)
+
+
+def describe_english_model() -> str:
+    """One phrase for the start-up line (auto.describe_for_server: a server's)."""
     directory = os.environ.get("SCREVI_EMBEDDING_MODEL_DIR", "").strip()  # embedder.MODEL_DIR_ENV
     if directory:
         return f"search by meaning uses the model in {directory}"
     note = fallback_note()
     if note is not None:
-        from screvi_mcp.local.search.mpnet import auto
-
-        return AUTO_NOTE if serving and auto.skip_reason() is None else note
+        return note
     return f"search by meaning uses {MPNET_NAME if english_model() == MPNET else MINILM_NAME}"

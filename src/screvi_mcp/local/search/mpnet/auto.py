@@ -42,7 +42,13 @@ from pathlib import Path
 from typing import IO
 
 from screvi_mcp.local.search import mpnet
-from screvi_mcp.local.search.mpnet import AUTO_INSTALL_ENV, MPNET_NAME, cache_root
+from screvi_mcp.local.search.mpnet import (
+    AUTO_INSTALL_ENV,
+    BACKGROUND,
+    BACKOFF_MARKER,
+    MPNET_NAME,
+    cache_root,
+)
 
 log = logging.getLogger("screvi_mcp.local.search")
 
@@ -57,12 +63,11 @@ ENV_FREE_BYTES = 900_000_000
 # The converted model is 113 MB, written beside a temporary copy while it is built.
 CACHE_FREE_BYTES = 500_000_000
 LOCK_FILE = "install-model.lock"
-MARKER_FILE = "install-model.failed"
+MARKER_FILE = BACKOFF_MARKER
 LOG_FILE = "install-model.log"
 _OFF = {"0", "false", "no", "off"}
 
 _state = threading.Lock()
-_running: set[int] = set()  # ids of libraries whose install thread runs in this process
 
 
 class InstallFailed(Exception):
@@ -71,7 +76,13 @@ class InstallFailed(Exception):
 
 def installing() -> bool:
     """Whether this process is installing the model in the background now."""
-    return bool(_running)
+    return bool(BACKGROUND)
+
+
+def describe_for_server() -> str:
+    """The start-up line's phrase for a server that opens an embedded library."""
+    note = mpnet.describe_english_model()
+    return mpnet.AUTO_NOTE if note == mpnet.FALLBACK_NOTE and skip_reason() is None else note
 
 
 def skip_reason(now: float | None = None) -> str | None:
@@ -113,9 +124,9 @@ def start(library_id: int, move: Callable[[], object], on_close: Callable[..., N
     if skip_reason() is not None:
         return False
     with _state:
-        if library_id in _running:
+        if library_id in BACKGROUND:
             return False
-        _running.add(library_id)
+        BACKGROUND.add(library_id)
     stop = threading.Event()
     on_close(stop.set)
     thread = threading.Thread(
@@ -136,7 +147,7 @@ def _run(library_id: int, move: Callable[[], object], stop: threading.Event) -> 
         log.warning("%s: the background install stopped (%s: %s)", MPNET_NAME, name, exc)
     finally:
         with _state:
-            _running.discard(library_id)
+            BACKGROUND.discard(library_id)
 
 
 def install_and_convert(stop: threading.Event) -> bool:
@@ -285,12 +296,6 @@ def _unlock(handle: IO[bytes]) -> None:
         msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
         return
     fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def clear_marker() -> None:
-    """`screvi-mcp install-model` succeeded by hand: servers may install again after a
-    later failure without waiting out an old one."""
-    (cache_root() / MARKER_FILE).unlink(missing_ok=True)
 
 
 def _write_marker(root: Path, reason: str, retry_at: float) -> None:

