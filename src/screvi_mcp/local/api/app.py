@@ -37,6 +37,7 @@ from screvi_mcp.local.fetching.netguard import AddressPolicy
 from screvi_mcp.local.fetching.pipeline import ArticleWorker
 from screvi_mcp.local.passages import attach as passage_index
 from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
+from screvi_mcp.local.search.model_move import start_default_model
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import mirror_rows as mirror_store
 from screvi_mcp.skillfile import bundled_skill_path
@@ -137,6 +138,8 @@ def create_app(
         # Loads stored vectors (never re-embeds); None, keyword-only, without the extra.
         if background_work:
             attach_semantic_index(library)
+            # MiniLM only because the default model is missing: install it in the background.
+            start_default_model(library)
             passage_index.attach(library)  # article passages' vectors, embedded by their worker
         fetcher = Fetcher(AddressPolicy.from_env(allow_private_networks))
         worker = ArticleWorker(library, fetcher)

