@@ -20,9 +20,17 @@ USER_DOCS = README + CONFIGURATION
 SKILL = (ROOT / "skills" / "screvi" / "SKILL.md").read_text(encoding="utf-8")
 ENV_VAR = re.compile(r"\b(SCREVI_[A-Z_]+|PORT)\b")
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z-]+)")
-# Flags in the README that belong to other programs: `claude mcp add`, pip, npm, uvx, the Inspector,
+# Flags in the docs that belong to other programs: `claude mcp add`, pip, npm, uvx, the Inspector,
 # and the benchmark runner (checked against its own parser below).
-OTHER_PROGRAMS_FLAGS = {"--transport", "--no-deps", "--prefix", "--cli", "--config", "--from"}
+OTHER_PROGRAMS_FLAGS = {
+    "--transport",
+    "--no-deps",
+    "--prefix",
+    "--cli",
+    "--config",
+    "--from",
+    "--index-url",
+}
 
 
 def screvi_flags(parser: argparse.ArgumentParser) -> set[str]:
