@@ -71,7 +71,7 @@ def _indexes(library: Library) -> tuple[object, object]:
 def test_only_a_non_english_articles_passages_get_multilingual_vectors(library: Library) -> None:
     spanish = _save(library, "http://x.test/es", SPANISH)
     _save(library, "http://x.test/en", ENGLISH)
-    _, foreign = _indexes(library)
+    _indexes(library)
     conn = library.connection()
     embedded = {
         str(r[0])
