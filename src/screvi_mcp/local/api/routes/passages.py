@@ -56,7 +56,7 @@ def search_articles(call: Call) -> Reply:
             "pagination": pagination(total, query.page, query.per_page),
             # Whether meaning was searched at all, and how many passages still wait for it.
             "semantic": index is not None,
-            "passages_waiting": sum(each.pending() for each in (index, foreign) if each),
+            "passages_waiting": sum(i.pending() for i in (index, foreign) if i is not None),
         }
     )
 
