@@ -115,3 +115,46 @@ def test_passages_cut_before_0018_are_decided_and_queued(library: Library) -> No
         (spanish,),
     )
     assert queued.fetchone()[0] > 0
+
+
+class FirstWordEmbedder:
+    """A stand-in model: each text's vector is chosen by its first word (the query's by
+    `query`), so the test decides what each model thinks is near."""
+
+    dimensions = 2
+
+    def __init__(self, model_id: str, vectors: dict[str, list[float]]) -> None:
+        self.model_id = model_id
+        self.vectors = vectors
+
+    def embed(self, texts: list[str]) -> object:
+        import numpy as np
+
+        query = self.vectors["query"]  # any word it does not know is the query's
+        rows = np.asarray([self.vectors.get(t.split()[0], query) for t in texts], np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    def embed_query(self, text: str) -> object:
+        return self.embed(["query"])[0]
+
+
+def test_the_english_model_no_longer_ranks_what_the_multilingual_one_does(
+    library: Library,
+) -> None:
+    """The English model finds the Spanish passage near (0.99); the multilingual model, which
+    ranks it, finds it far (0.45, under its cut): no hit. Ranked by the English model as
+    before, it would be the first."""
+    from screvi_mcp.local.passages.index import PassageIndex
+    from screvi_mcp.local.passages.multilingual import MultilingualPassageIndex
+
+    _save(library, "http://x.test/es", SPANISH)
+    near = {"query": [1.0, 0.0], "La": [1.0, 0.1], "Las": [1.0, 0.1], "El": [1.0, 0.1]}
+    far = {"query": [1.0, 0.0], "La": [0.45, 0.9], "Las": [0.45, 0.9], "El": [0.45, 0.9]}
+    english = PassageIndex(library, FirstWordEmbedder("english", near))
+    foreign = MultilingualPassageIndex(library, FirstWordEmbedder("e5", far))  # type: ignore[arg-type]
+    while english.embed_queued("test") or foreign.embed_queued("test"):
+        pass
+    query = PassageQuery("plugh", PassageFilters())
+    conn = library.connection()
+    assert search_passages(conn, english, query, root_url="x")[0]  # the English model alone
+    assert not search_passages(conn, english, query, root_url="x", foreign=foreign)[0]
