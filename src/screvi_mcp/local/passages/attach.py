@@ -14,15 +14,24 @@ from screvi_mcp.local.storage.library import Library
 
 if TYPE_CHECKING:
     from screvi_mcp.local.passages.index import PassageIndex
+    from screvi_mcp.local.passages.multilingual import MultilingualPassageIndex
 
 log = logging.getLogger("screvi_mcp.local.passages")
 
 _INDEXES: weakref.WeakKeyDictionary[Library, PassageIndex] = weakref.WeakKeyDictionary()
+_MULTILINGUAL: weakref.WeakKeyDictionary[Library, MultilingualPassageIndex] = (
+    weakref.WeakKeyDictionary()
+)
 _lock = threading.Lock()
 
 
 def index_for(library: Library) -> PassageIndex | None:
     return _INDEXES.get(library)
+
+
+def multilingual_for(library: Library) -> MultilingualPassageIndex | None:
+    """The multilingual vectors of non-English articles' passages, if attached."""
+    return _MULTILINGUAL.get(library)
 
 
 def attach(library: Library) -> PassageIndex | None:
@@ -43,6 +52,11 @@ def attach(library: Library) -> PassageIndex | None:
         index = PassageIndex(library, embedder)
         index.load()
         _INDEXES[library] = index
+        from screvi_mcp.local.passages import multilingual
+
+        foreign = multilingual.load(library)
+        if foreign is not None:
+            _MULTILINGUAL[library] = foreign
     library.passage_listeners.append(index.worker.wake)
     library.on_close(index.worker.stop)
 
@@ -51,7 +65,20 @@ def attach(library: Library) -> PassageIndex | None:
         index.queue_missing()
 
     index.worker.start(first=first)
+    if foreign is not None:
+        _start_multilingual(library, foreign)
     return index
+
+
+def _start_multilingual(library: Library, index: MultilingualPassageIndex) -> None:
+    library.passage_listeners.append(index.worker.wake)
+    library.on_close(index.worker.stop)
+
+    def first() -> None:
+        index.decide_languages()
+        index.queue_missing()
+
+    index.worker.start(first=first)
 
 
 def drain(library: Library) -> int:
@@ -69,8 +96,10 @@ def drain(library: Library) -> int:
 
 def detach(library: Library) -> None:
     with _lock:
-        index = _INDEXES.pop(library, None)
-    if index is not None:
+        indexes = [_INDEXES.pop(library, None), _MULTILINGUAL.pop(library, None)]
+    for index in indexes:
+        if index is None:
+            continue
         if index.worker.wake in library.passage_listeners:
             library.passage_listeners.remove(index.worker.wake)
         index.worker.stop()
@@ -79,14 +108,14 @@ def detach(library: Library) -> None:
 def wait_until_embedded(library: Library, timeout: float) -> bool:
     """Until no passage waits for a vector (True) or `timeout` seconds pass (False): for
     tests, benchmarks and one-shot commands; a server never waits on this."""
-    index = _INDEXES.get(library)
-    if index is None:
-        return True
     deadline = time.monotonic() + timeout
-    while index.pending():
-        if time.monotonic() >= deadline:
-            return False
-        index.worker.wake()
-        time.sleep(0.02)
-    index.sync(library.connection())
+    for index in (_INDEXES.get(library), _MULTILINGUAL.get(library)):
+        if index is None:
+            continue
+        while index.pending():
+            if time.monotonic() >= deadline:
+                return False
+            index.worker.wake()
+            time.sleep(0.02)
+        index.sync(library.connection())
     return True

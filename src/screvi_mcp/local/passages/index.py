@@ -23,6 +23,7 @@ import numpy.typing as npt
 from screvi_mcp.local.passages.tables import PASSAGE_TABLES
 from screvi_mcp.local.search import embedding_queue
 from screvi_mcp.local.search.embedding_worker import EmbeddingWorker
+from screvi_mcp.local.search.vector_tables import VectorTables
 from screvi_mcp.local.search.vectors import VectorMatrix
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import passages as passage_rows
@@ -34,7 +35,6 @@ Vectors = npt.NDArray[np.float32]
 # second or two of model time (what closing the library may wait for), and the write lock
 # is held only to store the results.
 ROUND = 16
-T = PASSAGE_TABLES
 # The change log other processes read keeps this many rows; one that fell further behind
 # reloads every vector (as the highlight index does).
 CHANGE_LOG_KEEP = 100_000
@@ -75,6 +75,12 @@ def _hash(text: str) -> str:
 
 
 class PassageIndex:
+    """The English model's vectors of every passage (`MultilingualPassageIndex`, beside it,
+    holds the multilingual model's of non-English articles' passages)."""
+
+    tables: VectorTables = PASSAGE_TABLES
+    which = ""  # a condition on `p` (article_passages): the passages this index embeds
+
     def __init__(self, library: Library, embedder: Embedder) -> None:
         self.library = library
         self.embedder = embedder
@@ -91,7 +97,7 @@ class PassageIndex:
     def load(self) -> None:
         conn = self.library.connection()
         seen = self._latest_change(conn)
-        loaded = self._read(conn, "SELECT seq, vector FROM passage_embeddings WHERE model = ?")
+        loaded = self._read(conn, f"SELECT seq, vector FROM {self.tables.vectors} WHERE model = ?")
         with self._lock:
             self.matrix.replace_all(list(loaded), _stack(list(loaded.values()), self.dimensions))
             self._seen_change = seen
@@ -100,29 +106,29 @@ class PassageIndex:
         rows = conn.execute(sql, (self.model_id, *args)).fetchall()
         return {int(r[0]): np.frombuffer(r[1], dtype="<f4").astype(np.float32) for r in rows}
 
-    @staticmethod
-    def _latest_change(conn: sqlite3.Connection) -> int:
-        return int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {T.changes}").fetchone()[0])
+    def _latest_change(self, conn: sqlite3.Connection) -> int:
+        sql = f"SELECT coalesce(max(id), 0) FROM {self.tables.changes}"
+        return int(conn.execute(sql).fetchone()[0])
 
     def sync(self, conn: sqlite3.Connection) -> None:
         """Apply vector writes and deletions committed since we last looked (by any process)."""
         latest = self._latest_change(conn)
         if latest <= self._seen_change:
             return
-        oldest = conn.execute(f"SELECT min(id) FROM {T.changes}").fetchone()[0]
+        oldest = conn.execute(f"SELECT min(id) FROM {self.tables.changes}").fetchone()[0]
         if oldest is not None and int(oldest) > self._seen_change + 1:
             self.load()  # the log was pruned past what this process has seen
             return
         changed = [
             int(r[0])
             for r in conn.execute(
-                f"SELECT DISTINCT seq FROM {T.changes} WHERE id > ? AND id <= ?",
+                f"SELECT DISTINCT seq FROM {self.tables.changes} WHERE id > ? AND id <= ?",
                 (self._seen_change, latest),
             )
         ]
         found = self._read(
             conn,
-            "SELECT seq, vector FROM passage_embeddings WHERE model = ? "
+            f"SELECT seq, vector FROM {self.tables.vectors} WHERE model = ? "
             "AND seq IN (SELECT value FROM json_each(?))",
             json.dumps(changed),
         )
@@ -154,7 +160,7 @@ class PassageIndex:
         vector (see there). Articles with fewer than two embedded passages are left out."""
         rows = conn.execute(
             "SELECT p.article_id, p.id, e.vector FROM article_passages p "
-            "JOIN passage_embeddings e ON e.seq = p.id AND e.model = ? "
+            f"JOIN {self.tables.vectors} e ON e.seq = p.id AND e.model = ? "
             "WHERE p.article_id IN (SELECT value FROM json_each(?)) ORDER BY p.id",
             (self.model_id, json.dumps(article_ids)),
         ).fetchall()
@@ -182,21 +188,24 @@ class PassageIndex:
             if cached is not None:
                 self._queries.move_to_end(query)
                 return cached
-        vector = self.embedder.embed([query])[0]
+        vector = self._embed_query(query)
         with self._lock:
             self._queries[query] = vector
             while len(self._queries) > QUERY_CACHE:
                 self._queries.popitem(last=False)
         return vector
 
+    def _embed_query(self, query: str) -> Vectors:
+        return self.embedder.embed([query])[0]
+
     # -- the queue (what EmbeddingWorker calls) ----------------------------------------------
 
     def embed_queued(self, claim: str, limit: int = ROUND) -> int:
         """One round: claim up to `limit` queued passages, embed and store them."""
-        if not embedding_queue.claimable(self.library.connection(), T):
+        if not embedding_queue.claimable(self.library.connection(), self.tables):
             return 0
         with self.library.write() as conn:
-            seqs = embedding_queue.claim(conn, claim, limit, T)
+            seqs = embedding_queue.claim(conn, claim, limit, self.tables)
         if not seqs:
             return 0
         try:
@@ -204,7 +213,7 @@ class PassageIndex:
         except BaseException:
             if not self.library.closed:
                 with self.library.write() as conn:
-                    embedding_queue.release(conn, claim, T)
+                    embedding_queue.release(conn, claim, self.tables)
             raise
         return len(seqs)
 
@@ -218,7 +227,7 @@ class PassageIndex:
                 # row no longer exists and the insert below would break the foreign key.
                 alive = passage_rows.texts(conn, order)
                 conn.executemany(
-                    "INSERT INTO passage_embeddings(seq, model, text_hash, vector) "
+                    f"INSERT INTO {self.tables.vectors}(seq, model, text_hash, vector) "
                     "VALUES (?, ?, ?, ?) ON CONFLICT(seq) DO UPDATE SET model = excluded.model,"
                     " text_hash = excluded.text_hash, vector = excluded.vector",
                     [
@@ -227,10 +236,11 @@ class PassageIndex:
                         if alive.get(seq) == texts[seq]
                     ],
                 )
-            embedding_queue.finish(conn, claim, seqs, T)
-            embedding_queue.release(conn, claim, T)
+            embedding_queue.finish(conn, claim, seqs, self.tables)
+            embedding_queue.release(conn, claim, self.tables)
+            changes = self.tables.changes
             conn.execute(
-                f"DELETE FROM {T.changes} WHERE id <= (SELECT max(id) FROM {T.changes}) - ?",
+                f"DELETE FROM {changes} WHERE id <= (SELECT max(id) FROM {changes}) - ?",
                 (CHANGE_LOG_KEEP,),
             )
         self.sync(self.library.connection())
@@ -241,17 +251,17 @@ class PassageIndex:
         missing = [
             int(r[0])
             for r in conn.execute(
-                "SELECT p.id FROM article_passages p LEFT JOIN passage_embeddings e "
-                "ON e.seq = p.id AND e.model = ? LEFT JOIN passage_embedding_queue q "
-                "ON q.seq = p.id WHERE e.seq IS NULL AND q.seq IS NULL",
+                f"SELECT p.id FROM article_passages p LEFT JOIN {self.tables.vectors} e "
+                f"ON e.seq = p.id AND e.model = ? LEFT JOIN {self.tables.queue} q "
+                f"ON q.seq = p.id WHERE e.seq IS NULL AND q.seq IS NULL{self.which}",
                 (self.model_id,),
             )
         ]
         if missing:
             log.info("queued %d article passages that have no vector yet", len(missing))
             with self.library.write() as write_conn:
-                embedding_queue.enqueue(write_conn, missing, T)
+                embedding_queue.enqueue(write_conn, missing, self.tables)
         self.worker.wake()
 
     def pending(self) -> int:
-        return embedding_queue.pending(self.library.connection(), T)
+        return embedding_queue.pending(self.library.connection(), self.tables)

@@ -47,16 +47,16 @@ def search_articles(call: Call) -> Reply:
         page=params.page(),
         per_page=params.per_page(default=10, maximum=ARTICLE_SEARCH_MAX_PER_PAGE),
     )
-    index = attach.index_for(call.library)
+    index, foreign = attach.index_for(call.library), attach.multilingual_for(call.library)
     conn = call.library.connection()
-    hits, total = search_passages(conn, index, query, root_url=call.root_url)
+    hits, total = search_passages(conn, index, query, root_url=call.root_url, foreign=foreign)
     return Reply(
         {
             "data": hits,
             "pagination": pagination(total, query.page, query.per_page),
             # Whether meaning was searched at all, and how many passages still wait for it.
             "semantic": index is not None,
-            "passages_waiting": index.pending() if index is not None else 0,
+            "passages_waiting": sum(i.pending() for i in (index, foreign) if i is not None),
         }
     )
 

@@ -14,8 +14,9 @@ import sqlite3
 from typing import Any
 
 from screvi_mcp.local.passages.split import split_passages
-from screvi_mcp.local.passages.tables import PASSAGE_TABLES
+from screvi_mcp.local.passages.tables import MULTILINGUAL, PASSAGE_TABLES, PASSAGE_TEXT_SAMPLE
 from screvi_mcp.local.search import embedding_queue
+from screvi_mcp.local.search.language import is_english
 
 
 def tracked(conn: sqlite3.Connection) -> bool:
@@ -49,18 +50,25 @@ def flush(conn: sqlite3.Connection, limit: int = FLUSH_LIMIT) -> int:
     if not pending:
         return 0
     written: list[int] = []
+    foreign: list[int] = []  # passages of non-English articles: the multilingual model's too
     for article_id in pending:
-        written.extend(_rebuild(conn, article_id))
+        ids, english = _rebuild(conn, article_id)
+        written.extend(ids)
+        if not english:
+            foreign.extend(ids)
     conn.execute(
         "DELETE FROM article_passages_pending WHERE article_id IN (SELECT value FROM json_each(?))",
         (json.dumps(pending),),
     )
     if written:
         embedding_queue.enqueue(conn, written, PASSAGE_TABLES)
+    if foreign:
+        embedding_queue.enqueue(conn, foreign, MULTILINGUAL)
     return len(written)
 
 
-def _rebuild(conn: sqlite3.Connection, article_id: str) -> list[int]:
+def _rebuild(conn: sqlite3.Connection, article_id: str) -> tuple[list[int], bool]:
+    """The article's passages cut again; their ids, and whether the article is English."""
     conn.execute(
         "DELETE FROM article_passages_fts WHERE rowid IN "
         "(SELECT id FROM article_passages WHERE article_id = ?)",
@@ -72,15 +80,16 @@ def _rebuild(conn: sqlite3.Connection, article_id: str) -> list[int]:
         "SELECT content_text, title FROM articles WHERE source_id = ?", (article_id,)
     ).fetchone()
     if row is None or not row[0]:
-        return []
+        return [], True
     text, title = str(row[0]), row[1] or ""
+    english = is_english(text[:PASSAGE_TEXT_SAMPLE])
     ids: list[int] = []
     for ordinal, span in enumerate(split_passages(text)):
         piece = text[span.start : span.end]
         cursor = conn.execute(
-            "INSERT INTO article_passages(article_id, ordinal, start, length, text) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (article_id, ordinal, span.start, span.length, piece),
+            "INSERT INTO article_passages(article_id, ordinal, start, length, text, english) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (article_id, ordinal, span.start, span.length, piece, int(english)),
         )
         assert cursor.lastrowid is not None
         ids.append(cursor.lastrowid)
@@ -88,7 +97,7 @@ def _rebuild(conn: sqlite3.Connection, article_id: str) -> list[int]:
             "INSERT INTO article_passages_fts(rowid, text, title) VALUES (?, ?, ?)",
             (cursor.lastrowid, piece, title),
         )
-    return ids
+    return ids, english
 
 
 def waiting(conn: sqlite3.Connection) -> int:
