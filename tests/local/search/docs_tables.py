@@ -1,7 +1,7 @@
 """docs/search.md's evaluation tables, written by `evaluation.py --write-docs`.
 
 For the default English model (all-mpnet-base-v2): the held-out half and the blind set per
-kind, the tuning half's totals, verify's reliability table (held-out) and the negatives'
+kind, the tuning half's totals, verify's reliability tables (held-out, blind) and the negatives'
 trade-off curves (cut_curve.py); for the light fallback MiniLM, one shorter table. Every
 figure is read on a set nothing was fitted on, except the tuning rows, labelled as such.
 """
@@ -26,9 +26,9 @@ from evaluation import (
     first_page,
     kept_answers,
     labelled_library,
-    verified_hits_reliability,
 )
 from labelled_set import MAIN
+from reliability import verified_hits_reliability
 
 from screvi_mcp.local.search.calibration import similarity_of
 from screvi_mcp.local.search.mpnet import ENGLISH_MODEL_ENV
@@ -83,6 +83,9 @@ def write_docs() -> int:
                 curves[half] = _curve(labelled, half)
         with _library(FRESH) as labelled:
             regions["blind"] = _section(labelled, FRESH_HALF)
+            regions["reliability-blind"] = verified_hits_reliability(
+                labelled, FRESH_HALF, markdown=True
+            )
             curves["blind"] = _curve(labelled, FRESH_HALF)
     regions["curve"] = _curve_table(curves)
     with english_model("minilm"):
