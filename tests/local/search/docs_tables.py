@@ -42,6 +42,9 @@ SHORT_METHODS = ("plain", "hybrid", "hybrid+verify")
 # default 0.72 keeps 0.012), and verify's judge thresholds a dropping verify would use.
 CURVE_CHANCES = (0.012, 0.02, 0.03, 0.05, 0.1, 0.2)
 CURVE_JUDGE = (0.1, 0.2, 0.3, 0.5)
+# ... and the query-level verdict: every judged semantic-only hit dropped when the best is
+# under the threshold.
+CURVE_JUDGE_BEST = (0.1, 0.15, 0.2, 0.3)
 
 
 @contextmanager
@@ -149,9 +152,15 @@ def _curve(labelled: LabelledLibrary, half: str) -> dict[str, cut_curve.Point]:
             labelled, half, ranker
         )
     memo: dict[str, list[object]] = {}
+    ranker = cut_curve.judge_ranker(labelled, 0.0, memo)  # type: ignore[arg-type]
+    points["verify as shipped (drops nothing)"] = cut_curve.measure(labelled, half, ranker)
     for threshold in CURVE_JUDGE:
         ranker = cut_curve.judge_ranker(labelled, threshold, memo)  # type: ignore[arg-type]
         points[f"verify, drop below {threshold}"] = cut_curve.measure(labelled, half, ranker)
+    for threshold in CURVE_JUDGE_BEST:
+        ranker = cut_curve.judge_ranker(labelled, threshold, memo, per_query=True)  # type: ignore[arg-type]
+        name = f"verify, drop all when the best is below {threshold}"
+        points[name] = cut_curve.measure(labelled, half, ranker)
     return points
 
 
