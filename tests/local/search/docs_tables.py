@@ -1,7 +1,7 @@
 """docs/search.md's evaluation tables, written by `evaluation.py --write-docs`.
 
 For the default English model (all-mpnet-base-v2): the held-out half and the blind set per
-kind, the tuning half's totals, verify's reliability tables (held-out, blind) and the negatives'
+kind, the tuning half's totals, verify's reliability table (held-out and blind) and the negatives'
 trade-off curves (cut_curve.py); for the light fallback MiniLM, one shorter table. Every
 figure is read on a set nothing was fitted on, except the tuning rows, labelled as such.
 """
@@ -28,7 +28,7 @@ from evaluation import (
     labelled_library,
 )
 from labelled_set import MAIN
-from reliability import verified_hits_reliability
+from reliability import judge_columns, reliability_table, verified_hits
 
 from screvi_mcp.local.search.calibration import similarity_of
 from screvi_mcp.local.search.mpnet import ENGLISH_MODEL_ENV
@@ -41,10 +41,10 @@ SHORT_METHODS = ("plain", "hybrid", "hybrid+verify")
 # The negatives' curves: min_relevance as the chance of relevance its cut keeps (the
 # default 0.72 keeps 0.012), and verify's judge thresholds a dropping verify would use.
 CURVE_CHANCES = (0.012, 0.02, 0.03, 0.05, 0.1, 0.2)
-CURVE_JUDGE = (0.1, 0.2, 0.3, 0.5)
+CURVE_JUDGE = (0.05, 0.1, 0.3)
 # ... and the query-level verdict: every judged semantic-only hit dropped when the best is
 # under the threshold.
-CURVE_JUDGE_BEST = (0.1, 0.15, 0.2, 0.3)
+CURVE_JUDGE_BEST = (0.1, 0.2)
 
 
 @contextmanager
@@ -81,14 +81,13 @@ def write_docs() -> int:
         with _library(MAIN) as labelled:
             regions["heldout"] = _section(labelled, "heldout")
             regions["tuning"] = _totals(labelled, "tuning")
-            regions["reliability"] = verified_hits_reliability(labelled, "heldout", markdown=True)
+            hits = judge_columns(verified_hits(labelled, "heldout"), "held-out: ")
             for half in ("tuning", "heldout"):
                 curves[half] = _curve(labelled, half)
         with _library(FRESH) as labelled:
             regions["blind"] = _section(labelled, FRESH_HALF)
-            regions["reliability-blind"] = verified_hits_reliability(
-                labelled, FRESH_HALF, markdown=True
-            )
+            hits |= judge_columns(verified_hits(labelled, FRESH_HALF), "blind: ")
+            regions["reliability"] = reliability_table(hits, markdown=True)
             curves["blind"] = _curve(labelled, FRESH_HALF)
     regions["curve"] = _curve_table(curves)
     with english_model("minilm"):

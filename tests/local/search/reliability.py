@@ -134,31 +134,36 @@ def _cell(b: Bin) -> str:
     return f"{b.n}, {b.mean:.2f}, {b.share:.2f} ({low:.2f}-{high:.2f})"
 
 
-def reliability_table(by_side: dict[str, Rows], *, markdown: bool = False) -> str:
-    """One row per bin, one column per judge (and all of them): hits, mean probability,
-    share relevant (95% interval); a last row with each column's ECE."""
-    sides = {"all": by_side["english"] + by_side["multilingual"], **by_side}
-    names = {"all": "all", "english": "English judge", "multilingual": "spread judge"}
-    header = ["verified_relevance"] + [f"{names[s]}: hits, mean, share (95%)" for s in sides]
-    columns = [bins(rows) for rows in sides.values()]
+def judge_columns(by_side: dict[str, Rows], label: str = "") -> dict[str, Rows]:
+    """A set's verified hits as table columns: all of them, then each judge's."""
+    return {
+        f"{label}all": by_side["english"] + by_side["multilingual"],
+        f"{label}English judge": by_side["english"],
+        f"{label}spread judge": by_side["multilingual"],
+    }
+
+
+def reliability_table(columns: dict[str, Rows], *, markdown: bool = False) -> str:
+    """One row per bin of `verified_relevance`, one column per set of hits: hits, mean
+    probability, share relevant (95% interval); a last row with each column's ECE."""
+    binned = [bins(rows) for rows in columns.values()]
     body = [
         [f"{row[0].low:.1f}-{row[0].high:.1f}"] + [_cell(b) for b in row]
-        for row in zip(*columns, strict=True)
+        for row in zip(*binned, strict=True)
     ]
-    body.append(["ECE"] + [f"{calibration_error(rows):.3f}" for rows in sides.values()])
+    body.append(["ECE"] + [f"{calibration_error(rows):.3f}" for rows in columns.values()])
+    header = ["verified_relevance", *columns]
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
         return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body])
-    lines = ["  " + "  ".join(f"{cell:>32s}" for cell in cells) for cells in [header, *body]]
+    lines = ["  " + "  ".join(f"{cell:>28s}" for cell in cells) for cells in [header, *body]]
     return "\n".join(lines)
 
 
-def verified_hits_reliability(
-    labelled: LabelledLibrary, half: str, *, markdown: bool = False
-) -> str:
+def verified_hits_reliability(labelled: LabelledLibrary, half: str) -> str:
     """Calibration where an agent sees it: the hits `verify=true` annotates, by bin."""
-    table = reliability_table(verified_hits(labelled, half), markdown=markdown)
-    return table if markdown else f"verified hits, {labelled.set.name}, {half}:\n{table}"
+    table = reliability_table(judge_columns(verified_hits(labelled, half)))
+    return f"verified hits, {labelled.set.name}, {half} (hits, mean, share relevant):\n{table}"
 
 
 # --- the check: does a map fitted on tuning lower held-out ECE? ----------------------------
@@ -244,7 +249,7 @@ def main() -> int:
             print(f"{side} judge:")
             print(recalibration_check(hits["tuning"][side], hits["heldout"][side]))
         for half, by_side in hits.items():
-            print(f"verified hits, {half}:\n{reliability_table(by_side)}")
+            print(f"verified hits, {half}:\n{reliability_table(judge_columns(by_side))}")
     return 0
 
 
