@@ -5,7 +5,9 @@ calibrated in every bin, and never falls as a piece of evidence rises.
 No map sits between a judge and `verified_relevance`: a Platt or isotonic map fitted on the
 tuning half lowered no held-out ECE (reliability.py's check; docs/search.md). These tests
 hold the judges' weights to that: a refit that is worse calibrated on held-out, or that
-lets more evidence lower the probability, fails here.
+lets more evidence lower the probability, fails here. The pairs hold features, not
+probabilities: re-record them (`reliability.py --fixture`, once per English model) only
+when a model or the judge's signals change.
 """
 
 from __future__ import annotations
