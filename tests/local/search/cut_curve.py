@@ -7,7 +7,8 @@ queries: top-3, MRR, and the share of queries losing an answer the plain ranking
 
 - `min_relevance`: the per-hit cut on the shared similarity scale;
 - `judge`: `verify=true` at the default cut, then dropping semantic-only hits whose
-  `verified_relevance` is below the threshold (what a dropping verify would do).
+  `verified_relevance` is below the threshold (what a dropping verify would do), or all
+  of them when the query's best is below it (a query-level verdict).
 
     .venv/bin/python tests/local/search/cut_curve.py
 """
@@ -79,21 +80,28 @@ def min_relevance_ranker(labelled: LabelledLibrary, cut: float) -> Ranked:
 
 
 def judge_ranker(
-    labelled: LabelledLibrary, threshold: float, memo: dict[str, list[SearchHit]]
+    labelled: LabelledLibrary,
+    threshold: float,
+    memo: dict[str, list[SearchHit]],
+    per_query: bool = False,
 ) -> Ranked:
+    """verify=true, then dropping the judged semantic-only hits under `threshold`; with
+    `per_query`, dropping all of them when the query's best judged hit is under it (the
+    judge doubts everything the meaning side found) and none otherwise."""
+
     def ranked(q: str) -> list[str]:
         if q not in memo:
             memo[q] = search(labelled.library, SearchQuery(q=q, per_page=50, verify=True))[0]
-        kept = [
-            hit
-            for hit in memo[q]
-            if not (
-                hit.match_type == "semantic"
-                and hit.verified_relevance is not None
-                and hit.verified_relevance < threshold
-            )
-        ]
-        return [labelled.key_of[hit.seq] for hit in kept]
+        judged = [h.verified_relevance for h in memo[q] if h.verified_relevance is not None]
+        doubted = per_query and bool(judged) and max(judged) < threshold
+
+        def dropped(hit: SearchHit) -> bool:
+            p = hit.verified_relevance
+            if hit.match_type != "semantic" or p is None:
+                return False
+            return doubted if per_query else p < threshold
+
+        return [labelled.key_of[hit.seq] for hit in memo[q] if not dropped(hit)]
 
     return ranked
 
@@ -107,6 +115,9 @@ def report(labelled: LabelledLibrary, half: str) -> None:
     for threshold in JUDGE:
         ranker = judge_ranker(labelled, threshold, memo)
         print(f"  verify, drop below {threshold:.2f}: {curve_row(labelled, half, ranker)}")
+        ranker = judge_ranker(labelled, threshold, memo, per_query=True)
+        row = curve_row(labelled, half, ranker)
+        print(f"  verify, drop all when the best is below {threshold:.2f}: {row}")
 
 
 def main() -> int:

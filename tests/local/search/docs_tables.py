@@ -1,7 +1,7 @@
 """docs/search.md's evaluation tables, written by `evaluation.py --write-docs`.
 
 For the default English model (all-mpnet-base-v2): the held-out half and the blind set per
-kind, the tuning half's totals, verify's reliability table (held-out) and the negatives'
+kind, the tuning half's totals, verify's reliability table (held-out and blind) and the negatives'
 trade-off curves (cut_curve.py); for the light fallback MiniLM, one shorter table. Every
 figure is read on a set nothing was fitted on, except the tuning rows, labelled as such.
 """
@@ -26,9 +26,9 @@ from evaluation import (
     first_page,
     kept_answers,
     labelled_library,
-    verified_hits_reliability,
 )
 from labelled_set import MAIN
+from reliability import judge_columns, reliability_table, verified_hits
 
 from screvi_mcp.local.search.calibration import similarity_of
 from screvi_mcp.local.search.mpnet import ENGLISH_MODEL_ENV
@@ -41,7 +41,10 @@ SHORT_METHODS = ("plain", "hybrid", "hybrid+verify")
 # The negatives' curves: min_relevance as the chance of relevance its cut keeps (the
 # default 0.72 keeps 0.012), and verify's judge thresholds a dropping verify would use.
 CURVE_CHANCES = (0.012, 0.02, 0.03, 0.05, 0.1, 0.2)
-CURVE_JUDGE = (0.1, 0.2, 0.3, 0.5)
+CURVE_JUDGE = (0.05, 0.1, 0.3)
+# ... and the query-level verdict: every judged semantic-only hit dropped when the best is
+# under the threshold.
+CURVE_JUDGE_BEST = (0.1, 0.2)
 
 
 @contextmanager
@@ -78,11 +81,13 @@ def write_docs() -> int:
         with _library(MAIN) as labelled:
             regions["heldout"] = _section(labelled, "heldout")
             regions["tuning"] = _totals(labelled, "tuning")
-            regions["reliability"] = verified_hits_reliability(labelled, "heldout", markdown=True)
+            hits = judge_columns(verified_hits(labelled, "heldout"), "held-out: ")
             for half in ("tuning", "heldout"):
                 curves[half] = _curve(labelled, half)
         with _library(FRESH) as labelled:
             regions["blind"] = _section(labelled, FRESH_HALF)
+            hits |= judge_columns(verified_hits(labelled, FRESH_HALF), "blind: ")
+            regions["reliability"] = reliability_table(hits, markdown=True)
             curves["blind"] = _curve(labelled, FRESH_HALF)
     regions["curve"] = _curve_table(curves)
     with english_model("minilm"):
@@ -146,9 +151,15 @@ def _curve(labelled: LabelledLibrary, half: str) -> dict[str, cut_curve.Point]:
             labelled, half, ranker
         )
     memo: dict[str, list[object]] = {}
+    ranker = cut_curve.judge_ranker(labelled, 0.0, memo)  # type: ignore[arg-type]
+    points["verify as shipped (drops nothing)"] = cut_curve.measure(labelled, half, ranker)
     for threshold in CURVE_JUDGE:
         ranker = cut_curve.judge_ranker(labelled, threshold, memo)  # type: ignore[arg-type]
         points[f"verify, drop below {threshold}"] = cut_curve.measure(labelled, half, ranker)
+    for threshold in CURVE_JUDGE_BEST:
+        ranker = cut_curve.judge_ranker(labelled, threshold, memo, per_query=True)  # type: ignore[arg-type]
+        name = f"verify, drop all when the best is below {threshold}"
+        points[name] = cut_curve.measure(labelled, half, ranker)
     return points
 
 

@@ -50,6 +50,7 @@ from labelled_set import (
     LabelledQuery,
     LabelledSet,
 )
+from reliability import verified_hits_reliability
 from search_rows import LibraryRows
 
 from screvi_mcp.local.search import candidates, multilingual
@@ -464,76 +465,6 @@ def multilingual_judge_report(labelled: LabelledLibrary, half: str) -> str:
         f"  AUC cosine {auc(features[:, 2], labels):.3f}   AUC z {auc(features[:, 0], labels):.3f}"
         f"   AUC judge {auc(probability, labels):.3f}"
     )
-
-
-def verified_hits(labelled: LabelledLibrary, half: str) -> dict[str, list[tuple[float, bool]]]:
-    """The hits `verify=true` returns with a probability, by the model whose verifier judged
-    them: "english" (MiniLM's judge) or "multilingual" (the multilingual model's judge).
-
-    Every query of the half (negatives included) is searched as a client would with
-    `verify=true`; each returned hit that carries a `verified_relevance` is one row.
-    """
-    index = semantic_index_for(labelled.library)
-    assert index is not None
-    real_verify = index.verify
-    judged_by_minilm: set[int] = set()
-
-    def recording_verify(conn: Any, text: str, matches: list[Any]) -> dict[int, float]:
-        verified = real_verify(conn, text, matches)
-        judged_by_minilm.update(verified)
-        return verified
-
-    rows: dict[str, list[tuple[float, bool]]] = {"english": [], "multilingual": []}
-    questions = [(q.q, set(q.relevant)) for q in labelled.set.queries_by_half[half]]
-    questions += [(q, set()) for q, _ in labelled.set.negatives_by_half[half]]
-    index.verify = recording_verify  # type: ignore[method-assign]
-    try:
-        for text, relevant in questions:
-            judged_by_minilm.clear()
-            hits, _ = search(labelled.library, SearchQuery(q=text, per_page=DEPTH, verify=True))
-            for hit in hits:
-                if hit.verified_relevance is None:
-                    continue
-                side = "english" if hit.seq in judged_by_minilm else "multilingual"
-                rows[side].append((hit.verified_relevance, labelled.key_of[hit.seq] in relevant))
-    finally:
-        del index.verify
-    return rows
-
-
-RELIABILITY_EDGES = [0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0001]
-
-
-def verified_hits_reliability(
-    labelled: LabelledLibrary, half: str, *, markdown: bool = False
-) -> str:
-    """Calibration where an agent sees it: the hits `verify=true` annotates, by bin of
-    `verified_relevance`: how many, their mean probability, and the share relevant; for
-    all of them and for each judge."""
-    by_side = verified_hits(labelled, half)
-    sides = {"all": by_side["english"] + by_side["multilingual"], **by_side}
-    header = ["verified_relevance"] + [
-        f"{name}: hits, mean, share relevant" for name in ("all", "English judge", "spread judge")
-    ]
-    rows = []
-    for low, high in itertools.pairwise(RELIABILITY_EDGES):
-        cells = [f"{low:.1f}-{min(high, 1.0):.1f}"]
-        for hits in sides.values():
-            inside = [(p, relevant) for p, relevant in hits if low <= p < high]
-            if inside:
-                mean = sum(p for p, _ in inside) / len(inside)
-                share = sum(r for _, r in inside) / len(inside)
-                cells.append(f"{len(inside)}, {mean:.2f}, {share:.2f}")
-            else:
-                cells.append("0")
-        rows.append(cells)
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-        return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows])
-    lines = [f"verified hits, {half} half (hits, mean probability, share relevant):"]
-    lines += ["  " + "  ".join(f"{cell:>26s}" for cell in header)]
-    lines += ["  " + "  ".join(f"{cell:>26s}" for cell in cells) for cells in rows]
-    return "\n".join(lines)
 
 
 def answered_negatives(labelled: LabelledLibrary, half: str) -> str:

@@ -5,6 +5,7 @@ blind set), for whichever English model is attached (MiniLM, or mpnet under
     .venv/bin/python tests/local/search/fit_calibration.py            # curves, then the cut
     .venv/bin/python tests/local/search/fit_calibration.py --curves   # curves only
     .venv/bin/python tests/local/search/fit_calibration.py --judge    # verify's judges
+    .venv/bin/python tests/local/search/fit_calibration.py --verify-drop
 
 1. **Curves** (calibration.py): for each model, and for the multilingual model each kind of
    pair (a non-English query against a non-English highlight; any pair across English and
@@ -20,7 +21,13 @@ blind set), for whichever English model is attached (MiniLM, or mpnet under
 3. **Judges** (`--judge`): verify=true's judges, refitted on the hits search returns for
    tuning queries (what `verified_relevance` annotates), so that the probability is
    calibrated where an agent reads it: judge.MINILM_JUDGE (or mpnet's) over MiniLM's hits,
-   multilingual_index.MULTILINGUAL_JUDGE over the multilingual model's.
+   multilingual_index.MULTILINGUAL_JUDGE over the multilingual model's. No map sits
+   between a judge and `verified_relevance`: one fitted on the same tuning hits (Platt,
+   isotonic) lowered no held-out ECE (reliability.py; test_verify_calibration.py).
+4. **A dropping verify** (`--verify-drop`): the highest judge threshold, per hit or for a
+   query's best hit, whose verify=true keeps tuning top-3 within 0.02 of the default
+   search's (issue 25), and the negatives it empties. docs/search.md's curves show what
+   it does on held-out and blind; it ships only if it holds there too (it does not).
 """
 
 from __future__ import annotations
@@ -140,11 +147,37 @@ def fit_judges(labelled: LabelledLibrary) -> None:
         print(f"{side}: {len(labels)} returned hits, {int(labels.sum())} relevant; {rounded}")
 
 
+VERIFY_DROPS = [0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3]
+TOP3_GIVEN = 0.02  # issue 25: with verify=true, top-3 falls by at most this
+
+
+def fit_verify_drop(labelled: LabelledLibrary) -> None:
+    import cut_curve
+
+    default = cut_curve.measure(labelled, HALF, labelled.hybrid)
+    print(f"default: top-3 {default.top3:.3f}, negatives empty {default.negatives_empty:.2f}")
+    memo: dict[str, Any] = {}
+    for per_query in (False, True):
+        chosen = None
+        for threshold in VERIFY_DROPS:
+            ranker = cut_curve.judge_ranker(labelled, threshold, memo, per_query)
+            point = cut_curve.measure(labelled, HALF, ranker)
+            print(
+                f"{'best' if per_query else 'hit'} below {threshold}: top-3 {point.top3:.3f},"
+                f" negatives empty {point.negatives_empty:.2f}"
+            )
+            if point.top3 >= default.top3 - TOP3_GIVEN:
+                chosen = threshold
+        print(f"chosen ({'query-level' if per_query else 'per hit'}): {chosen}")
+
+
 if __name__ == "__main__":
     evaluation.CACHE_EMBEDDINGS = True
     with tempfile.TemporaryDirectory() as tmp, labelled_library(Path(tmp)) as labelled:
         if "--judge" in sys.argv:
             fit_judges(labelled)
+        elif "--verify-drop" in sys.argv:
+            fit_verify_drop(labelled)
         else:
             fit_curves(labelled)
             if "--curves" not in sys.argv:  # the cut is shared by every model

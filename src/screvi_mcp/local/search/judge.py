@@ -13,9 +13,12 @@ Signals for a (query, highlight) pair:
   match far below the query's best is rarely the answer).
 
 Weights are fitted by logistic regression on the TUNING half of the labelled set
-(tests/local/search/fit_calibration.py --judge); docs/search.md has its held-out
-reliability table. A cross-encoder (`SCREVI_VERIFIER_MODEL_DIR`) replaces
-this judge when configured.
+(tests/local/search/fit_calibration.py --judge), and the probability is `verified_relevance`
+as is: a Platt or isotonic map fitted on the same tuning hits lowered no held-out ECE
+(tests/local/search/reliability.py). test_verify_calibration.py holds every judge calibrated
+on recorded held-out pairs, with no weight below 0 (more evidence never lowers it);
+docs/search.md has the reliability tables. A cross-encoder (`SCREVI_VERIFIER_MODEL_DIR`)
+replaces this judge when configured.
 """
 
 from __future__ import annotations

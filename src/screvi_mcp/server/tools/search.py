@@ -10,6 +10,7 @@ from pydantic import Field
 
 from screvi_mcp.client import InvalidParameterError
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
+from screvi_mcp.models import SearchResult
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.errors import describe
@@ -84,6 +85,8 @@ async def search_highlights(
             per_page=per_page,
         )
     text = render.highlights(result.data, result.pagination, response_format, "matches")
+    if verify:
+        text += doubted_note(result.data)
     if result.keyword_only_reason:
         # Only exact words can match: min_relevance changes nothing, so never suggest it.
         text += (
@@ -102,3 +105,17 @@ async def search_highlights(
             "later if a recent highlight is missing."
         )
     return text
+
+
+def doubted_note(results: list[SearchResult]) -> str:
+    """How many of the page's checked matches verify scored under 0.5: its probability is
+    calibrated (docs/search.md), so under 0.5 a match is more likely off-topic than not;
+    the concise format shows no scores, and the embedded library drops none."""
+    judged = [r.verified_relevance for r in results if r.verified_relevance is not None]
+    if not judged:
+        return ""
+    doubted = sum(p < 0.5 for p in judged)
+    return (
+        f" Relevance check: {doubted} of the {len(judged)} checked matches on this page"
+        " scored under 0.5 (likely not relevant)."
+    )
