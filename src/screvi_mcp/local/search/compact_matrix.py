@@ -18,10 +18,13 @@ in float32 order; what the first two passes can change is which rows reach the s
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import IO
 
 import numpy as np
 import numpy.typing as npt
 
+from screvi_mcp.local.search import compact_file
 from screvi_mcp.local.search.int8_scan import quantize
 from screvi_mcp.local.search.sign_scan import SignCodes
 from screvi_mcp.local.search.vectors import RESCORE_EXTRA, Matrix, SeqArray, SharedLock
@@ -116,6 +119,30 @@ class CompactMatrix:
         with self._lock.writing():
             self._row_of.clear()
             self._size = 0
+
+    def save(self, path: Path, stamp: compact_file.Stamp) -> None:
+        """Write the codes to `path` (compact_file.py), writes held off meanwhile."""
+        with self._lock.reading():
+            compact_file.save(path, stamp, self._arrays(self._size))
+
+    def read(self, source: IO[bytes], count: int) -> bool:
+        """Become the `count` rows of a codes file positioned after its header; False (and
+        empty) when it ends early."""
+        with self._lock.writing():
+            self._size = 0
+            self._row_of.clear()
+            self._reserve(count)
+            if not compact_file.read_into(source, self._arrays(count)):
+                return False
+            self._row_of = dict(zip(self._seqs[:count].tolist(), range(count), strict=True))
+            self._size = count
+            return True
+
+    def _arrays(self, count: int) -> compact_file.Arrays:
+        """Views of rows 0..count of every buffer."""
+        return compact_file.Arrays(
+            self._seqs[:count], self._steps[:count], self._codes[:count], self._signs.rows(count)
+        )
 
     def top(
         self,
