@@ -182,3 +182,36 @@ def test_codes_that_disagree_with_the_library_are_rebuilt(compact_index: object)
     with open(path, "rb") as source:
         header = compact_file.read_header(source)
     assert header is not None and header["count"] == 4 and header["vectors"] == 4
+
+
+def test_a_model_without_vectors_opens_without_reading_the_highlights(
+    semantic_library: object,
+) -> None:
+    """Listing the deleted highlights reads every highlight row (20 s at 1M on a busy
+    machine), and opening a library ran it for each model, those with no vectors too."""
+    from screvi_mcp.local.search import embedding_rows
+    from screvi_mcp.local.storage.library import Library
+
+    assert isinstance(semantic_library, Library)
+    _write(semantic_library, *TEXTS)
+    conn = semantic_library.connection()
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        assert list(embedding_rows.stream_live(conn, "no-such-model", DIMENSIONS)) == []
+        assert not any("highlights h" in sql for sql in statements)
+        blocks = list(embedding_rows.stream_live(conn, _model(semantic_library), DIMENSIONS))
+        assert sum(len(seqs) for seqs, _ in blocks) == 4
+        assert any("highlights h" in sql for sql in statements)
+    finally:
+        conn.set_trace_callback(None)
+
+
+def _model(library: object) -> str:
+    from screvi_mcp.local.search.registry import semantic_index_for
+    from screvi_mcp.local.storage.library import Library
+
+    assert isinstance(library, Library)
+    index = semantic_index_for(library)
+    assert index is not None
+    return index.model_id

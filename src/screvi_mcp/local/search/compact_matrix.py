@@ -36,6 +36,12 @@ COMPACT_FROM_ROWS = 500_000
 # million), and at least this many.
 CANDIDATES_PER_RESULT = 20
 MIN_CANDIDATES = 2000
+# The short list read back from SQLite: this many rows per result asked for, plus
+# RESCORE_EXTRA. The int8 score is within about 0.003 of the cosine (int8_scan.py), so a
+# row of the exact top `limit` falls below the int8 top `limit + 256` only where 256 rows
+# crowd within that of it; twice the limit read twice the rows (2,256 vectors, the largest
+# part of the vector side at 1M) for a tail the `million` benchmark finds no better.
+SHORT_LIST_FACTOR = 1
 # int8 rows gathered and scored at a time: 256 x 768 float32 stays in L2.
 GATHER_ROWS = 256
 
@@ -59,6 +65,7 @@ class CompactMatrix:
         self._lock = SharedLock()
         self.candidates_per_result = CANDIDATES_PER_RESULT
         self.min_candidates = MIN_CANDIDATES
+        self.short_list_factor = SHORT_LIST_FACTOR
 
     def __len__(self) -> int:
         return self._size
@@ -170,15 +177,15 @@ class CompactMatrix:
     def _short_list(
         self, query: npt.NDArray[np.float32], limit: int, allowed: SeqArray | None
     ) -> list[int]:
-        """Seqs of the best `2 x limit + RESCORE_EXTRA` rows by int8 score among the sign
-        pass's candidates (reader held)."""
+        """Seqs of the best `short_list_factor x limit + RESCORE_EXTRA` rows by int8 score
+        among the sign pass's candidates (reader held)."""
         size = self._size
         if allowed is not None:
             rows = np.flatnonzero(np.isin(self._seqs[:size], allowed))
         else:
             count = max(self.candidates_per_result * limit, self.min_candidates)
             rows = self._signs.nearest(query, size, count)
-        pool = 2 * limit + RESCORE_EXTRA
+        pool = self.short_list_factor * limit + RESCORE_EXTRA
         if rows.size > pool:
             approx = self._int8_scores(rows, query)
             rows = rows[np.argpartition(-approx, pool - 1)[:pool]]
