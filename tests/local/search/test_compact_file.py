@@ -49,6 +49,17 @@ def test_codes_read_back_rank_as_the_codes_saved(tmp_path: Path) -> None:
     assert len(read) == 1499 and 5000 in read
 
 
+def test_an_empty_matrix_saves_and_reads(tmp_path: Path) -> None:
+    path = tmp_path / "codes"
+    _matrix(unit_rows(np.random.default_rng(2), 1), [1]).save(path, STAMP)
+    read = _matrix(unit_rows(np.random.default_rng(2), 1), [1])
+    with open(path, "rb") as source:
+        header = compact_file.read_header(source)
+        assert header is not None and header["count"] == 0
+        assert read.read(source, 0)
+    assert len(read) == 0 and read.top(unit_rows(np.random.default_rng(3), 1)[0], 0.0, 5) == []
+
+
 def test_a_file_cut_short_or_of_another_format_is_not_read(tmp_path: Path) -> None:
     rng = np.random.default_rng(22)
     rows, seqs = unit_rows(rng, 300), list(range(300))

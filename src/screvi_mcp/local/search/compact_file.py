@@ -67,10 +67,9 @@ def save(path: Path, stamp: Stamp, arrays: Arrays) -> None:
     try:
         with open(temporary, "wb") as out:
             out.write(MAGIC + _LENGTH.pack(len(header)) + header)
-            for array in (arrays.seqs, arrays.steps, arrays.codes):
+            # The word-major sign codes one contiguous row (word) at a time.
+            for array in _parts(arrays):
                 out.write(np.ascontiguousarray(array).data.cast("B"))
-            for word in arrays.signs:  # one contiguous row of the word-major codes a time
-                out.write(np.ascontiguousarray(word).data.cast("B"))
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
@@ -102,9 +101,15 @@ def stamp_of(header: dict[str, Any]) -> Stamp:
 def read_into(source: IO[bytes], arrays: Arrays) -> bool:
     """Fill `arrays` (sized to the header's count) from the file after its header; False
     when the file ends early."""
-    parts = [arrays.seqs, arrays.steps, arrays.codes, *arrays.signs]
-    for array in parts:
+    for array in _parts(arrays):
         view = array.data.cast("B")
         if source.readinto(view) != view.nbytes:  # type: ignore[attr-defined]
             return False
     return True
+
+
+def _parts(arrays: Arrays) -> list[npt.NDArray[Any]]:
+    """The arrays in file order; empty ones left out (a memoryview of no rows cannot be
+    cast to bytes, and there is nothing to write)."""
+    parts = [arrays.seqs, arrays.steps, arrays.codes, *arrays.signs]
+    return [array for array in parts if array.size]
