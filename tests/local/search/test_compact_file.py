@@ -3,6 +3,7 @@ up to date from the change log, and rebuilt when they cannot be trusted."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +146,8 @@ def test_opening_again_reads_the_saved_codes(compact_index: object) -> None:
     compact_index.load()
     path = compact_file.codes_path(library.path, compact_index.tables.vectors)
     assert isinstance(compact_index.matrix, CompactMatrix) and path.exists()
+    if os.name == "posix":
+        assert path.stat().st_mode & 0o077 == 0  # private, as the library
     written = path.stat().st_mtime_ns
     compact_index.load()  # current: read, not rebuilt (nor written again)
     assert isinstance(compact_index.matrix, CompactMatrix) and len(compact_index.matrix) == 4

@@ -65,7 +65,9 @@ def save(path: Path, stamp: Stamp, arrays: Arrays) -> None:
     ).encode()
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        with open(temporary, "wb") as out:
+        # Owner-only, as the library (the codes say roughly what each highlight means).
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as out:
             out.write(MAGIC + _LENGTH.pack(len(header)) + header)
             # The word-major sign codes one contiguous row (word) at a time.
             for array in _parts(arrays):
