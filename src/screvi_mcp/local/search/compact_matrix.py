@@ -7,10 +7,11 @@ index keeps only
 - sign codes (`sign_scan`: 1 bit a component, 96 MB at 1M x 768), compared in full to
   choose `candidates` rows;
 - int8 codes, row-major (1 byte a component and a scale per row, 768 MB at 1M x 768), that
-  re-score those candidates to a short list of `2 x limit + RESCORE_EXTRA`;
+  re-score those candidates to a short list of `limit + RESCORE_EXTRA`;
 
 and reads the float32 vectors of the short list back from SQLite, where they are stored
-anyway, for the exact cosines and order. What is returned is therefore exact float32 cosines
+anyway, for the exact cosines and order. The codes are saved beside the library and read
+back in one go when it opens (compact_file.py). What is returned is therefore exact float32 cosines
 in float32 order; what the first two passes can change is which rows reach the short list
 (the benchmark's `million` section reports the recall against the exact scan).
 """
