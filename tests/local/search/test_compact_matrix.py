@@ -59,8 +59,8 @@ def test_only_the_short_list_is_read_back() -> None:
     compact, exact, store = _pair(rows, list(range(5000)))
     compact.min_candidates = 0
     compact.candidates_per_result = 20
-    got = compact.top(rows[42], 0.0, 100)  # 2,000 sign candidates, 456 read back
-    assert len(store.fetched) == 2 * 100 + 256  # RESCORE_EXTRA
+    got = compact.top(rows[42], 0.0, 100)  # 2,000 sign candidates, 356 read back
+    assert len(store.fetched) == 100 + 256  # RESCORE_EXTRA
     assert got[0][0] == 42
     assert [seq for seq, _ in got[:3]] == [seq for seq, _ in exact.top(rows[42], 0.0, 3)]
 

@@ -7,10 +7,11 @@ index keeps only
 - sign codes (`sign_scan`: 1 bit a component, 96 MB at 1M x 768), compared in full to
   choose `candidates` rows;
 - int8 codes, row-major (1 byte a component and a scale per row, 768 MB at 1M x 768), that
-  re-score those candidates to a short list of `2 x limit + RESCORE_EXTRA`;
+  re-score those candidates to a short list of `limit + RESCORE_EXTRA`;
 
 and reads the float32 vectors of the short list back from SQLite, where they are stored
-anyway, for the exact cosines and order. What is returned is therefore exact float32 cosines
+anyway, for the exact cosines and order. The codes are saved beside the library and read
+back in one go when it opens (compact_file.py). What is returned is therefore exact float32 cosines
 in float32 order; what the first two passes can change is which rows reach the short list
 (the benchmark's `million` section reports the recall against the exact scan).
 """
@@ -18,10 +19,13 @@ in float32 order; what the first two passes can change is which rows reach the s
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import IO
 
 import numpy as np
 import numpy.typing as npt
 
+from screvi_mcp.local.search import compact_file
 from screvi_mcp.local.search.int8_scan import quantize
 from screvi_mcp.local.search.sign_scan import SignCodes
 from screvi_mcp.local.search.vectors import RESCORE_EXTRA, Matrix, SeqArray, SharedLock
@@ -33,6 +37,12 @@ COMPACT_FROM_ROWS = 500_000
 # million), and at least this many.
 CANDIDATES_PER_RESULT = 20
 MIN_CANDIDATES = 2000
+# The short list read back from SQLite: this many rows per result asked for, plus
+# RESCORE_EXTRA. The int8 score is within about 0.003 of the cosine (int8_scan.py), so a
+# row of the exact top `limit` falls below the int8 top `limit + 256` only where 256 rows
+# crowd within that of it; twice the limit read twice the rows (2,256 vectors, the largest
+# part of the vector side at 1M) for a tail the `million` benchmark finds no better.
+SHORT_LIST_FACTOR = 1
 # int8 rows gathered and scored at a time: 256 x 768 float32 stays in L2.
 GATHER_ROWS = 256
 
@@ -56,6 +66,7 @@ class CompactMatrix:
         self._lock = SharedLock()
         self.candidates_per_result = CANDIDATES_PER_RESULT
         self.min_candidates = MIN_CANDIDATES
+        self.short_list_factor = SHORT_LIST_FACTOR
 
     def __len__(self) -> int:
         return self._size
@@ -117,6 +128,30 @@ class CompactMatrix:
             self._row_of.clear()
             self._size = 0
 
+    def save(self, path: Path, stamp: compact_file.Stamp) -> None:
+        """Write the codes to `path` (compact_file.py), writes held off meanwhile."""
+        with self._lock.reading():
+            compact_file.save(path, stamp, self._arrays(self._size))
+
+    def read(self, source: IO[bytes], count: int) -> bool:
+        """Become the `count` rows of a codes file positioned after its header; False (and
+        empty) when it ends early."""
+        with self._lock.writing():
+            self._size = 0
+            self._row_of.clear()
+            self._reserve(count)
+            if not compact_file.read_into(source, self._arrays(count)):
+                return False
+            self._row_of = dict(zip(self._seqs[:count].tolist(), range(count), strict=True))
+            self._size = count
+            return True
+
+    def _arrays(self, count: int) -> compact_file.Arrays:
+        """Views of rows 0..count of every buffer."""
+        return compact_file.Arrays(
+            self._seqs[:count], self._steps[:count], self._codes[:count], self._signs.rows(count)
+        )
+
     def top(
         self,
         query: npt.NDArray[np.float32],
@@ -143,15 +178,15 @@ class CompactMatrix:
     def _short_list(
         self, query: npt.NDArray[np.float32], limit: int, allowed: SeqArray | None
     ) -> list[int]:
-        """Seqs of the best `2 x limit + RESCORE_EXTRA` rows by int8 score among the sign
-        pass's candidates (reader held)."""
+        """Seqs of the best `short_list_factor x limit + RESCORE_EXTRA` rows by int8 score
+        among the sign pass's candidates (reader held)."""
         size = self._size
         if allowed is not None:
             rows = np.flatnonzero(np.isin(self._seqs[:size], allowed))
         else:
             count = max(self.candidates_per_result * limit, self.min_candidates)
             rows = self._signs.nearest(query, size, count)
-        pool = 2 * limit + RESCORE_EXTRA
+        pool = self.short_list_factor * limit + RESCORE_EXTRA
         if rows.size > pool:
             approx = self._int8_scores(rows, query)
             rows = rows[np.argpartition(-approx, pool - 1)[:pool]]

@@ -163,14 +163,16 @@ def stream_live(
     Read without joins and with plain tuples: at 100k highlights this is the whole cost of
     opening the index, and the dead are few, so they are skipped as rows stream in.
     """
-    dead = dead_seqs(conn)
     cursor = conn.cursor()
     cursor.row_factory = None
     cursor.execute(f"SELECT seq, vector FROM {tables.vectors} WHERE model = ?", (model,))
+    dead: set[int] | None = None
     while True:
         block = cursor.fetchmany(block_rows)
         if not block:
             break
+        if dead is None:  # a scan of every highlight (20 s at 1M here): only with vectors
+            dead = dead_seqs(conn)
         rows = [row for row in block if row[0] not in dead] if dead else block
         if rows:
             yield [row[0] for row in rows], _matrix(rows, dimensions)

@@ -15,11 +15,12 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
-from screvi_mcp.local.search import embedding_queue, embedding_rows
+from screvi_mcp.local.search import compact_file, embedding_queue, embedding_rows
 from screvi_mcp.local.search.calibration import Calibration
 from screvi_mcp.local.search.compact_matrix import COMPACT_FROM_ROWS, CompactMatrix
 from screvi_mcp.local.search.embedding_rows import HighlightText
@@ -48,6 +49,10 @@ _QUERY_CACHE_SIZE = 256
 # How many embedding writes the shared change log keeps. A process that has not searched
 # for longer than that many writes reloads every vector instead of the changed ones.
 CHANGE_LOG_KEEP = 100_000
+# A compact index's codes file (compact_file.py) is brought up to date from SQLite when at
+# most this many vector changes came after it (60 MB of 768-d vectors, read in chunks);
+# after more, the codes are rebuilt and saved again.
+CODES_CATCH_UP = 20_000
 
 # The queue's worker checks between slices of this many texts whether to stop.
 STOP_CHECK_TEXTS = 32
@@ -128,19 +133,65 @@ class SemanticIndex:
                 self.matrix = VectorMatrix(self.embedder.dimensions)
             self.matrix.replace_all(seqs, vectors)
         else:
-            self.matrix = self._compact(conn, count)
+            self.matrix, included = self._compact(conn, count, seen)
+            if included < seen:  # codes from the file: the vectors changed since, from SQLite
+                changes = embedding_rows.changes_after(conn, included, self.tables)
+                changed = sorted({seq for _, seq in changes})
+                for chunk in embedding_rows.chunks(changed, EMBED_CHUNK):
+                    self._load_seqs(chunk)
         self._seen_change = seen
 
-    def _compact(self, conn: sqlite3.Connection, count: int) -> CompactMatrix:
-        """Codes of every stored vector, read a block at a time: the float32 matrix of a
-        very large library is never held (compact_matrix.py)."""
+    def _compact(
+        self, conn: sqlite3.Connection, count: int, seen: int
+    ) -> tuple[CompactMatrix, int]:
+        """Codes of every stored vector and the change they include: from the codes file
+        when it is current (compact_file.py), else read a block at a time from SQLite (the
+        float32 matrix of a very large library is never held) and saved for next time."""
         dimensions = self.embedder.dimensions
         matrix = CompactMatrix(dimensions, self._stored_vectors, capacity=count + count // 16)
+        stamp = compact_file.Stamp(self.model_id, dimensions, seen, count)
+        path = self._codes_path()
+        if path is not None:
+            found = self._read_codes(conn, matrix, path, stamp)
+            if found is not None:
+                return matrix, found
+        matrix.clear()
         for seqs, vectors in embedding_rows.stream_live(
             conn, self.model_id, dimensions, self.tables
         ):
             matrix.extend(seqs, vectors)
-        return matrix
+        if path is not None:
+            try:
+                matrix.save(path, stamp)
+            except OSError as exc:  # a read-only directory: open from SQLite next time too
+                log.info("could not save the compact codes to %s: %s", path, exc)
+        return matrix, seen
+
+    def _codes_path(self) -> Path | None:
+        database = self.library.path
+        if not isinstance(database, Path) or str(database) == ":memory:":
+            return None
+        return compact_file.codes_path(database, self.tables.vectors)
+
+    def _read_codes(
+        self, conn: sqlite3.Connection, matrix: CompactMatrix, path: Path, now: compact_file.Stamp
+    ) -> int | None:
+        """Fill `matrix` from the codes file if it can be brought up to date; the change
+        it includes, or None (the caller rebuilds)."""
+        try:
+            with open(path, "rb") as source:
+                header = compact_file.read_header(source)
+                if header is None:
+                    return None
+                saved = compact_file.stamp_of(header)
+                if not _codes_current(conn, saved, now, self.tables):
+                    return None
+                if not matrix.read(source, int(header["count"])):
+                    return None
+        except (OSError, KeyError, ValueError) as exc:
+            log.info("the compact codes in %s are not usable (%s); rebuilding", path, exc)
+            return None
+        return saved.change
 
     def _stored_vectors(self, seqs: list[int]) -> tuple[list[int], Matrix]:
         """Float32 vectors of those of `seqs` with a stored one (a compact matrix's short
@@ -403,3 +454,21 @@ class SemanticIndex:
             text, [texts[match.seq] for match in judged], [match.cosine for match in judged]
         )
         return {match.seq: p for match, p in zip(judged, probabilities, strict=True)}
+
+
+def _codes_current(
+    conn: sqlite3.Connection,
+    saved: compact_file.Stamp,
+    now: compact_file.Stamp,
+    tables: VectorTables,
+) -> bool:
+    """Whether codes saved at `saved` plus the logged changes since are the vectors `now`:
+    the same model, and every change since still in the log (or none, and as many vectors)."""
+    if (saved.model, saved.dimensions) != (now.model, now.dimensions) or saved.change > now.change:
+        return False
+    if saved.change == now.change:
+        return saved.vectors == now.vectors
+    if now.change - saved.change > CODES_CATCH_UP:
+        return False
+    oldest = embedding_rows.oldest_change(conn, tables)
+    return oldest is not None and oldest <= saved.change + 1

@@ -60,6 +60,10 @@ class SignCodes:
         self.reserve(first + vectors.shape[0])
         self._codes[:, first : first + vectors.shape[0]] = self._pack(vectors).T
 
+    def rows(self, count: int) -> npt.NDArray[np.uint64]:
+        """A view of rows 0..count's codes (words x count): saved and read by compact_file."""
+        return self._codes[:, :count]
+
     def copy_row(self, source: int, target: int) -> None:
         self._codes[:, target] = self._codes[:, source]
 
