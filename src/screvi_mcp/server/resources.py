@@ -74,7 +74,10 @@ def register(mcp: MCPServer, backend: Backend) -> None:
         "screvi://sources/{source_id}",
         name="source",
         title="A source with its highlights",
-        description="A source (book, article, podcast, ...) and its first 100 highlights.",
+        description=(
+            f"A source (book, article, podcast, ...) and its first {contract.MAX_PER_PAGE} "
+            "highlights."
+        ),
         mime_type="text/plain",
     )
     async def source(source_id: str, ctx: Context) -> str:

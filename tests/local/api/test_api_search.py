@@ -10,6 +10,8 @@ from typing import Any
 
 from api_testkit import HIGHLIGHT_FIELDS, Api
 
+from screvi_mcp import contract
+
 RESULT_EXTRA = {"similarity", "match_type", "relevance", "verified_relevance"}
 
 
@@ -52,7 +54,7 @@ async def test_q_length_bound(asgi_api: Api) -> None:
     assert len("word " * 199 + "last") == 999
     exactly = await asgi_api.get("/search", params={"q": "a" * 1000})
     assert exactly.status_code == 200
-    too_long = await asgi_api.get("/search", params={"q": "a" * 1001})
+    too_long = await asgi_api.get("/search", params={"q": "a" * (contract.MAX_QUERY_CHARS + 1)})
     assert too_long.status_code == 400
     assert too_long.json()["code"] == "invalid_parameter"
     assert set(too_long.json()["fields"]) == {"q"}

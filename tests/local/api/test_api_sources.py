@@ -7,6 +7,8 @@ from typing import Any
 
 from api_testkit import Api, only_page, ts
 
+from screvi_mcp import contract
+
 SOURCE_FIELDS = {
     "id",
     "name",
@@ -359,10 +361,10 @@ async def test_patch_type_is_immutable(asgi_api: Api) -> None:
 async def test_patch_bounds_and_404(asgi_api: Api) -> None:
     book = await asgi_api.source("Book")
     for body, field in (
-        ({"name": "x" * 501}, "name"),
+        ({"name": "x" * (contract.MAX_SOURCE_NAME + 1)}, "name"),
         ({"name": None}, "name"),
-        ({"author": "x" * 301}, "author"),
-        ({"note": "x" * 10001}, "note"),
+        ({"author": "x" * (contract.MAX_AUTHOR + 1)}, "author"),
+        ({"note": "x" * (contract.MAX_NOTE + 1)}, "note"),
         ({"url": "nope"}, "url"),
     ):
         response = await asgi_api.patch(f"/sources/{book['id']}", body)
