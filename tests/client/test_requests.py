@@ -250,6 +250,8 @@ async def test_a_misspelt_filter_is_a_type_error_without_a_request(
         (lambda c: c.create_source("n" * (contract.MAX_SOURCE_NAME + 1), "book"), "name"),
         (lambda c: c.create_source("n", "book", isbn="1" * (contract.MAX_BOOK_CODE + 1)), "isbn"),
         (lambda c: c.create_source("n", "article"), "type"),
+        (lambda c: c.update_source("s", name="n" * (contract.MAX_SOURCE_NAME + 1)), "name"),
+        (lambda c: c.update_source("s", note="n" * (contract.MAX_NOTE + 1)), "note"),
         (lambda c: c.update_article("a", title="t" * (contract.MAX_ARTICLE_TITLE + 1)), "title"),
         (lambda c: c.update_article("a", home_status="trash"), "home_status"),
         (lambda c: c.create_tag("t" * (contract.MAX_TAG_NAME + 1)), "name"),

@@ -435,6 +435,16 @@ class BaseClient:
         response = await self._get(path, page=page, per_page=per_page, **query)
         return answers.page(response, item)
 
+    async def _update(
+        self, resource: str, what: str, item_id: str, payload: dict[str, Any], model: type[ItemT]
+    ) -> ItemT:
+        """PATCH /{resource}/{id} with only the fields given: the partial update every
+        resource shares. Returns the updated item."""
+        response = await self._request(
+            "PATCH", f"{resource}/{p.path_id(item_id, what)}", json_body=payload
+        )
+        return answers.model(response, model)
+
     async def _change_tags(
         self, method: str, resource: str, what: str, item_id: str, tags: Sequence[str]
     ) -> list[Tag]:
