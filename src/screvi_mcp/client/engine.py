@@ -46,7 +46,7 @@ from screvi_mcp.client.ratelimit import (
     DEFAULT_RATE_PER_MINUTE,
     RateLimiter,
     RateLimitWaitTooLong,
-    shared_limiter,
+    limiter_for,
 )
 from screvi_mcp.client.retry import (
     NEVER_SENT,
@@ -148,8 +148,8 @@ class BaseClient:
         # backend's options (a served mirror, an evaluation override them that way).
         self._limiter: RateLimiter | None = None
         if rate_limit is not None:
-            self._limiter = rate_limiter or shared_limiter(
-                api_key, self.base_url, rate_limit, rate_window
+            self._limiter = rate_limiter or limiter_for(
+                transport, api_key, self.base_url, rate_limit, rate_window
             )
         self._http = httpx.AsyncClient(
             base_url=self.base_url + "/",
