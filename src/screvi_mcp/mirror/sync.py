@@ -74,6 +74,7 @@ RUN_WALKED = "run_walked"
 # The page size asked for and the one the server used (it may clamp `per_page` lower).
 RUN_PAGE_ASKED = "run_page_asked"
 RUN_PAGE_SIZE = "run_page_size"
+RUN_KEYS = (RUN_STARTED, RUN_SINCE, RUN_PHASE, RUN_WALKED, RUN_PAGE_ASKED, RUN_PAGE_SIZE)
 
 
 class SyncPaused(Exception):
@@ -255,21 +256,9 @@ async def run_sync(
             deadline=began + min(settings.time_limit or math.inf, settings.max_run_seconds),
             budget=RunBudget(max_pages=settings.max_pages, max_rows=settings.max_rows),
         )
-        start_phase = state.get(RUN_PHASE, "tags") if resumed else "tags"
-        walked = int(state.get(RUN_WALKED, "0") or 0) if resumed else 0
-        # The page holding the last stored item: one page asked twice rather than one missed.
-        # In pages of the size this run will get: what it asks for, unless the server was
-        # seen clamping page sizes (it served fewer per page than asked).
-        asked = int(state.get(RUN_PAGE_ASKED, "0") or 0)
-        served = int(state.get(RUN_PAGE_SIZE, "0") or 0)
-        size = settings.per_page
-        if 0 < served < asked:
-            size = min(size, served)
-        start_page = max(1, walked // size)
+        start_phase, start_page = _resume_point(state, settings)
         try:
             await _embed_leftovers(library)
-            if start_phase not in PHASES:
-                start_phase = "tags"
             if start_phase != "tags":
                 # The tag list is read again (one request) without moving the resume point:
                 # the tag-count check at the end needs this run's counts.
@@ -277,28 +266,7 @@ async def run_sync(
             for phase in PHASES[PHASES.index(start_phase) :]:
                 page = start_page if phase == start_phase else 1
                 await _PHASE_RUNNERS[phase](run, page)
-            cursor_time = clock.parse_timestamp(run.started or clock.now()) - settings.overlap
-            summary.cursor = clock.format_timestamp(cursor_time)
-            now = clock.now()
-            finish: dict[str, str | None] = {
-                STATE_CURSOR: summary.cursor,
-                STATE_LAST_SYNC: now,
-                RUN_STARTED: None,
-                RUN_SINCE: None,
-                RUN_PHASE: None,
-                RUN_WALKED: None,
-                RUN_PAGE_ASKED: None,
-                RUN_PAGE_SIZE: None,
-            }
-            if summary.full:
-                finish[STATE_LAST_FULL_SYNC] = now
-            await anyio.to_thread.run_sync(lambda: store.write_state(library, finish))
-            summary.finished = True
-            if settings.wait_for_vectors:
-                summary.waiting_for_vectors = await _wait_for_vectors(run)
-            summary.passages_waiting = await anyio.to_thread.run_sync(
-                lambda: passage_rows.waiting(run.library.connection())
-            )
+            await _finish(run)
         except SyncPaused:
             log.info("sync paused at its time limit; the next run continues from here")
         finally:
@@ -311,6 +279,42 @@ async def run_sync(
             }
             summary.seconds = time.monotonic() - began
     return summary
+
+
+def _resume_point(state: dict[str, str], settings: SyncSettings) -> tuple[str, int]:
+    """Where a run starts: the first phase, or a stopped run's phase at the page holding
+    its last stored item (one page asked twice rather than one missed), in pages of the size
+    this run gets (what it asks for, unless the server was seen serving fewer)."""
+    if RUN_STARTED not in state:
+        return "tags", 1
+    walked = int(state.get(RUN_WALKED, "0") or 0)
+    asked = int(state.get(RUN_PAGE_ASKED, "0") or 0)
+    served = int(state.get(RUN_PAGE_SIZE, "0") or 0)
+    size = settings.per_page
+    if 0 < served < asked:
+        size = min(size, served)
+    phase = state.get(RUN_PHASE, "tags")
+    return (phase if phase in PHASES else "tags"), max(1, walked // size)
+
+
+async def _finish(run: _Run) -> None:
+    """A walk that reached the end: the cursor moves to the run's start less the overlap,
+    the resume point is cleared, and the vectors are waited for if the settings say so."""
+    summary = run.summary
+    cursor_time = clock.parse_timestamp(run.started or clock.now()) - run.settings.overlap
+    summary.cursor = clock.format_timestamp(cursor_time)
+    now = clock.now()
+    finish: dict[str, str | None] = dict.fromkeys(RUN_KEYS)
+    finish.update({STATE_CURSOR: summary.cursor, STATE_LAST_SYNC: now})
+    if summary.full:
+        finish[STATE_LAST_FULL_SYNC] = now
+    await anyio.to_thread.run_sync(lambda: store.write_state(run.library, finish))
+    summary.finished = True
+    if run.settings.wait_for_vectors:
+        summary.waiting_for_vectors = await _wait_for_vectors(run)
+    summary.passages_waiting = await anyio.to_thread.run_sync(
+        lambda: passage_rows.waiting(run.library.connection())
+    )
 
 
 async def _embed_leftovers(library: Library) -> None:
@@ -392,43 +396,38 @@ def _admit(guard: WalkGuard, page: int, result: Page[Any], size: int) -> None:
     guard.admit(page, ids, pagination.total, pagination.total_pages, max(size, 1))
 
 
-async def _sources(run: _Run, page: int) -> None:
-    async def fetch(number: int) -> Page[Any]:
-        return await run.client.list_sources(
-            page=number,
-            per_page=run.settings.per_page,
-            updated_since=run.since,
-            include_deleted=True,
-            include_empty=True,
-            include_metadata=True,
-        )
-
-    await _walk(run, "sources", page, fetch, store.upsert_sources)
-
-
-async def _highlights(run: _Run, page: int) -> None:
-    async def fetch(number: int) -> Page[Any]:
-        return await run.client.list_highlights(
-            page=number,
-            per_page=run.settings.per_page,
-            updated_since=run.since,
-            include_deleted=True,
-            include_metadata=True,
-        )
-
-    await _walk(run, "highlights", page, fetch, store.upsert_highlights)
+# The listed phases: the client's list method, the filters beside the ones every walk sends
+# (`updated_since`, `include_deleted`), and where a page is stored.
+_LISTS: dict[str, tuple[str, dict[str, bool], Callable[..., store.Applied]]] = {
+    "sources": (
+        "list_sources",
+        {"include_empty": True, "include_metadata": True},
+        store.upsert_sources,
+    ),
+    "highlights": ("list_highlights", {"include_metadata": True}, store.upsert_highlights),
+    "articles": ("list_articles", {}, store.upsert_articles),
+}
 
 
-async def _articles(run: _Run, page: int) -> None:
-    async def fetch(number: int) -> Page[Any]:
-        return await run.client.list_articles(
-            page=number,
-            per_page=run.settings.per_page,
-            updated_since=run.since,
-            include_deleted=True,
-        )
+def _listed(phase: str) -> Callable[[_Run, int], Awaitable[None]]:
+    method_name, filters, save = _LISTS[phase]
 
-    await _walk(run, "articles", page, fetch, store.upsert_articles)
+    async def walk(run: _Run, page: int) -> None:
+        method = getattr(run.client, method_name)
+
+        async def fetch(number: int) -> Page[Any]:
+            page_of: Page[Any] = await method(
+                page=number,
+                per_page=run.settings.per_page,
+                updated_since=run.since,
+                include_deleted=True,
+                **filters,
+            )
+            return page_of
+
+        await _walk(run, phase, page, fetch, save)
+
+    return walk
 
 
 async def _details(run: _Run, page: int) -> None:
@@ -490,9 +489,9 @@ async def _every_id(run: _Run, kind: str, tag_id: str) -> list[str]:
 
 _PHASE_RUNNERS: dict[str, Callable[[_Run, int], Awaitable[None]]] = {
     "tags": _tags,
-    "sources": _sources,
-    "highlights": _highlights,
-    "articles": _articles,
+    "sources": _listed("sources"),
+    "highlights": _listed("highlights"),
+    "articles": _listed("articles"),
     "details": _details,
     "tag_members": _tag_members,
 }
