@@ -227,7 +227,6 @@ async def run_sync(
     is the one filled, so a caller can tell what a failed run stored.
     """
     settings = settings or SyncSettings()
-    reporter = reporter or Silent()
     began = time.monotonic()
     with run_lock(library.path):
         await anyio.to_thread.run_sync(
@@ -240,45 +239,50 @@ async def run_sync(
         since = (state.get(RUN_SINCE) or None) if resumed else state.get(STATE_CURSOR)
         summary = summary or SyncSummary(full=False)
         summary.full, summary.resumed = since is None, resumed
-        clock_transport.reset_first()
-        requests_before = clock_transport.requests
-        limited_before = clock_transport.rate_limited
-        skipped_before = dict(clock_transport.skipped)
         run = _Run(
             library=library,
             client=client,
             clock=clock_transport,
             settings=settings,
-            reporter=reporter,
+            reporter=reporter or Silent(),
             summary=summary,
             since=since,
             started=state.get(RUN_STARTED) if resumed else None,
             deadline=began + min(settings.time_limit or math.inf, settings.max_run_seconds),
             budget=RunBudget(max_pages=settings.max_pages, max_rows=settings.max_rows),
         )
-        start_phase, start_page = _resume_point(state, settings)
-        try:
-            await _embed_leftovers(library)
-            if start_phase != "tags":
-                # The tag list is read again (one request) without moving the resume point:
-                # the tag-count check at the end needs this run's counts.
-                await _tags(run, 0, keep_position=True)
-            for phase in PHASES[PHASES.index(start_phase) :]:
-                page = start_page if phase == start_phase else 1
-                await _PHASE_RUNNERS[phase](run, page)
-            await _finish(run)
-        except SyncPaused:
-            log.info("sync paused at its time limit; the next run continues from here")
-        finally:
-            summary.requests = clock_transport.requests - requests_before
-            summary.rate_limited = clock_transport.rate_limited - limited_before
-            summary.skipped = {
-                kind: count - skipped_before.get(kind, 0)
-                for kind, count in clock_transport.skipped.items()
-                if count > skipped_before.get(kind, 0)
-            }
-            summary.seconds = time.monotonic() - began
+        await _walk_from(run, *_resume_point(state, settings), began=began)
     return summary
+
+
+async def _walk_from(run: _Run, start_phase: str, start_page: int, *, began: float) -> None:
+    """Every phase from the resume point on, then the finish; what the run spent goes into
+    its summary however it ends."""
+    transport, summary = run.clock, run.summary
+    transport.reset_first()
+    requests_before, limited_before = transport.requests, transport.rate_limited
+    skipped_before = dict(transport.skipped)
+    try:
+        await _embed_leftovers(run.library)
+        if start_phase != "tags":
+            # The tag list is read again (one request) without moving the resume point:
+            # the tag-count check at the end needs this run's counts.
+            await _tags(run, 0, keep_position=True)
+        for phase in PHASES[PHASES.index(start_phase) :]:
+            page = start_page if phase == start_phase else 1
+            await _PHASE_RUNNERS[phase](run, page)
+        await _finish(run)
+    except SyncPaused:
+        log.info("sync paused at its time limit; the next run continues from here")
+    finally:
+        summary.requests = transport.requests - requests_before
+        summary.rate_limited = transport.rate_limited - limited_before
+        summary.skipped = {
+            kind: count - skipped_before.get(kind, 0)
+            for kind, count in transport.skipped.items()
+            if count > skipped_before.get(kind, 0)
+        }
+        summary.seconds = time.monotonic() - began
 
 
 def _resume_point(state: dict[str, str], settings: SyncSettings) -> tuple[str, int]:
@@ -396,8 +400,7 @@ def _admit(guard: WalkGuard, page: int, result: Page[Any], size: int) -> None:
     guard.admit(page, ids, pagination.total, pagination.total_pages, max(size, 1))
 
 
-# The listed phases: the client's list method, the filters beside the ones every walk sends
-# (`updated_since`, `include_deleted`), and where a page is stored.
+# Listed phases: the list method, filters beside updated_since and include_deleted, the store.
 _LISTS: dict[str, tuple[str, dict[str, bool], Callable[..., store.Applied]]] = {
     "sources": (
         "list_sources",
