@@ -87,15 +87,10 @@ async def test_a_callers_own_key_on_two_copies_gets_each_copys_own_limit(tmp_pat
 
     from screvi_mcp.client.errors import RateLimitedError
     from screvi_mcp.embedded import embedded_client
-    from screvi_mcp.local.api import keys
-    from screvi_mcp.local.storage.library import Library
+    from testsupport.keys import new_key
 
     first = tmp_path / "first.sqlite3"
-    library = Library.open(first)
-    try:
-        _, caller_key = keys.create_key(library, "remote agent", write=False)
-    finally:
-        library.close()
+    caller_key = new_key(first, "remote agent", write=False)
     second = shutil.copy(first, tmp_path / "second.sqlite3")
     one = await embedded_client(first, server_rate_limit_per_minute=3, max_rate_wait=0)
     other = await embedded_client(second, server_rate_limit_per_minute=3, max_rate_wait=0)

@@ -11,13 +11,9 @@ from typing import Any
 
 import anyio
 import pytest
-from mirror_testkit import seed
+from mirror_testkit import StandIn, seed, serve_stand_in
 
 from screvi_mcp import cli
-from screvi_mcp.local.api import keys
-from screvi_mcp.local.api.app import create_app
-from screvi_mcp.local.storage.library import Library
-from testsupport.servers import asgi_server
 
 PAGE = 4096
 
@@ -51,29 +47,21 @@ class DamageOnSecondPage:
 
 
 @pytest.fixture
-def damaging_stand_in(stand_in_path: Path, mirror_path: Path) -> Iterator[tuple[str, str]]:
-    library = Library.open(stand_in_path)
-    try:
-        _, secret = keys.create_key(library, "sync", write=True)
-    finally:
-        library.close()
-    app = DamageOnSecondPage(create_app(stand_in_path, rate_limit_per_minute=100_000), mirror_path)
-    with asgi_server(app) as url:
-        yield url + "/api/v1", secret
+def damaging_stand_in(stand_in_path: Path, mirror_path: Path) -> Iterator[StandIn]:
+    with serve_stand_in(stand_in_path, lambda app: DamageOnSecondPage(app, mirror_path)) as server:
+        yield server
 
 
 def test_a_mirror_damaged_mid_run_ends_in_one_line_naming_it(
-    damaging_stand_in: tuple[str, str],
+    damaging_stand_in: StandIn,
     mirror_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    base_url, key = damaging_stand_in
+    base_url, key = damaging_stand_in.base_url, damaging_stand_in.key
 
     async def add_data() -> None:
-        from screvi_mcp.client.client import ScreviClient
-
-        async with ScreviClient.hosted(key, base_url=base_url, rate_limit=None) as client:
+        async with damaging_stand_in.client() as client:
             await seed(client)
 
     anyio.run(add_data)
