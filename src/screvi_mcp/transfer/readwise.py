@@ -259,6 +259,21 @@ def _tags_of(row: dict[str, str], line: int, parsed: ParsedFile) -> tuple[list[s
     return [tag for tag in tags if tag.casefold() != FAVORITE_TAG], favorite
 
 
+def _highlighted_at(row: dict[str, str], line: int, parsed: ParsedFile) -> str | None:
+    """The row's date as stored; one it cannot read is noted, and the highlight kept."""
+    raw_date = row.get("Highlighted at", "").strip()
+    date = _date(raw_date)
+    if date is None and raw_date:
+        parsed.notices.append(
+            Notice(
+                line,
+                f"Highlighted at {_shown(raw_date)} is not a date this importer reads; "
+                "the highlight is imported without a date",
+            )
+        )
+    return date
+
+
 def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord | None:
     content = row["Highlight"].strip()
     title = row["Book Title"].strip()
@@ -303,18 +318,9 @@ def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord 
         highlight["location"] = location
     elif raw_location:
         metadata["location"] = raw_location
-    raw_date = row.get("Highlighted at", "").strip()
-    date = _date(raw_date)
+    date = _highlighted_at(row, line, parsed)
     if date is not None:
         highlight["date"] = date
-    elif raw_date:
-        parsed.notices.append(
-            Notice(
-                line,
-                f"Highlighted at {_shown(raw_date)} is not a date this importer reads; "
-                "the highlight is imported without a date",
-            )
-        )
     key_source = source_key(title, author, kind)
     digest = hashlib.sha1(content.encode()).hexdigest()[:16]
     return ImportRecord(
