@@ -371,6 +371,14 @@ def store_parsed(
             article_id,
         ),
     )
+    return _fill_source(conn, article_id, article, now)
+
+
+def _fill_source(
+    conn: sqlite3.Connection, article_id: str, article: ExtractedArticle, now: str
+) -> list[int]:
+    """The article's source takes its title as name and fills what is still empty; the seqs
+    of its live highlights when its name or author changed (their searchable text did)."""
     before = conn.execute("SELECT name, author FROM sources WHERE id = ?", (article_id,)).fetchone()
     conn.execute(
         "UPDATE sources SET "
