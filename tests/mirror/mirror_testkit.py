@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from screvi_mcp import contract
 from screvi_mcp.client.client import ScreviClient
 from screvi_mcp.local.api.app import create_app
 from screvi_mcp.local.api.key_rate_limit import KeyRateLimiter
@@ -167,7 +168,9 @@ async def snapshot(client: ScreviClient) -> dict[str, Any]:
     async def every(method: Any, **filters: Any) -> list[dict[str, Any]]:
         items = [
             _strip(item.model_dump(mode="json"))
-            async for item in client.iterate(method, max_items=None, per_page=100, **filters)
+            async for item in client.iterate(
+                method, max_items=None, per_page=contract.MAX_PER_PAGE, **filters
+            )
         ]
         return _ties_by_id(items)
 
@@ -204,5 +207,5 @@ def _ties_by_id(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def search_ids(client: ScreviClient, query: str) -> list[str]:
-    page = await client.search(query, per_page=50)
+    page = await client.search(query, per_page=contract.MAX_SEARCH_PER_PAGE)
     return [item.id for item in page.data]

@@ -112,8 +112,8 @@ async def test_list_default_per_page_is_20_and_max_100(asgi_api: Api) -> None:
     )
     await asgi_api.highlight("one more")
     default = await asgi_api.get("/highlights")
-    assert len(default.json()["data"]) == 20
-    assert default.json()["pagination"]["per_page"] == 20
+    assert len(default.json()["data"]) == contract.DEFAULT_PER_PAGE
+    assert default.json()["pagination"]["per_page"] == contract.DEFAULT_PER_PAGE
     assert default.json()["pagination"]["total_pages"] == 6
     capped = await asgi_api.get("/highlights", params={"per_page": 500})
     assert capped.status_code == 200
