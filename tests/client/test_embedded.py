@@ -79,6 +79,35 @@ async def test_two_copies_of_a_library_do_not_share_one_rate_limit(tmp_path: Pat
         await other.aclose()
 
 
+async def test_a_callers_own_key_on_two_copies_gets_each_copys_own_limit(tmp_path: Path) -> None:
+    """A copy keeps its keys too, so a remote caller's key (`with_api_key`) works on both
+    copies: its limit on one copy must not use up its limit on the other, while the clients
+    of that key on one copy share one limit (as one key on one API always does)."""
+    import shutil
+
+    from screvi_mcp.client.errors import RateLimitedError
+    from screvi_mcp.embedded import embedded_client
+    from testsupport.keys import new_key
+
+    first = tmp_path / "first.sqlite3"
+    caller_key = new_key(first, "remote agent", write=False)
+    second = shutil.copy(first, tmp_path / "second.sqlite3")
+    one = await embedded_client(first, server_rate_limit_per_minute=3, max_rate_wait=0)
+    other = await embedded_client(second, server_rate_limit_per_minute=3, max_rate_wait=0)
+    callers = [one.with_api_key(caller_key), one.with_api_key(caller_key)]
+    callers.append(other.with_api_key(caller_key))
+    try:
+        for _ in range(3):
+            await callers[0].list_tags()
+        with pytest.raises(RateLimitedError) as refused:
+            await callers[1].list_tags()  # the same key on the same copy: the same limit...
+        assert not refused.value.from_server  # (the client's limiter, not the app's)
+        await callers[2].list_tags()  # ...but the other copy's is its own
+    finally:
+        for client in (*callers, one, other):
+            await client.aclose()
+
+
 async def test_rate_limit_none_means_no_client_limiter_even_for_the_own_key(
     tmp_path: Path,
 ) -> None:

@@ -17,6 +17,7 @@ import httpx
 import pytest
 from client_testkit import ClientFactory, Keys
 
+from screvi_mcp import contract
 from screvi_mcp.client import (
     UNSET,
     ConflictError,
@@ -212,7 +213,7 @@ async def test_search_finds_by_keyword(connect: ClientFactory) -> None:
                 {"content": "Bananas are berries."},
             ]
         )
-        result = await client.search("obstacle", per_page=50)
+        result = await client.search("obstacle", per_page=contract.MAX_SEARCH_PER_PAGE)
         tagged = await client.search("obstacle", tag="stoic", min_relevance=0.5, verify=False)
         nothing = await client.search("obstacle", tag="no-such-tag")
     assert isinstance(result, Page)
@@ -222,7 +223,7 @@ async def test_search_finds_by_keyword(connect: ClientFactory) -> None:
     assert hit.match_type in ("keyword", "both")
     assert [r.content for r in tagged.data] == ["The obstacle is the way."]
     assert nothing.data == []
-    assert result.pagination.per_page == 50
+    assert result.pagination.per_page == contract.MAX_SEARCH_PER_PAGE
 
 
 # Sources ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import httpx
 import pytest
 from client_testkit import HIGHLIGHT, FaultServer, MockClientFactory, json_reply
 
+from screvi_mcp import contract
 from screvi_mcp.client import (
     UNSET,
     InvalidParameterError,
@@ -199,17 +200,17 @@ async def test_create_highlight_sends_only_what_was_given(mock_client: MockClien
 @pytest.mark.parametrize(
     ("call", "field"),
     [
-        (lambda c: c.list_highlights(per_page=101), "per_page"),
+        (lambda c: c.list_highlights(per_page=contract.MAX_PER_PAGE + 1), "per_page"),
         (lambda c: c.list_sources(page=0), "page"),
-        (lambda c: c.search("x", per_page=51), "per_page"),
-        (lambda c: c.search("x" * 1001), "q"),
+        (lambda c: c.search("x", per_page=contract.MAX_SEARCH_PER_PAGE + 1), "per_page"),
+        (lambda c: c.search("x" * (contract.MAX_QUERY_CHARS + 1)), "q"),
         (lambda c: c.search("   "), "q"),
         (lambda c: c.search("x", min_relevance=1.5), "min_relevance"),
         (lambda c: c.search("x", types="book,novel"), "types"),
-        (lambda c: c.get_random_highlights(count=21), "count"),
-        (lambda c: c.get_article("a", max_chars=999), "max_chars"),
+        (lambda c: c.get_random_highlights(count=contract.MAX_RANDOM_COUNT + 1), "count"),
+        (lambda c: c.get_article("a", max_chars=contract.MIN_MAX_CHARS - 1), "max_chars"),
         (lambda c: c.get_article("a", offset=-1), "offset"),
-        (lambda c: c.get_source("s", per_page=101), "per_page"),
+        (lambda c: c.get_source("s", per_page=contract.MAX_PER_PAGE + 1), "per_page"),
         (lambda c: c.list_articles(sort_by="title"), "sort_by"),
         (lambda c: c.list_sources(type="novel"), "type"),
     ],
@@ -243,15 +244,17 @@ async def test_a_misspelt_filter_is_a_type_error_without_a_request(
 @pytest.mark.parametrize(
     ("call", "field"),
     [
-        (lambda c: c.create_highlight("x" * 20001), "content"),
-        (lambda c: c.create_highlight("x", note="n" * 20001), "note"),
+        (lambda c: c.create_highlight("x" * (contract.MAX_HIGHLIGHT_TEXT + 1)), "content"),
+        (lambda c: c.create_highlight("x", note="n" * (contract.MAX_HIGHLIGHT_TEXT + 1)), "note"),
         (lambda c: c.create_highlight("x", location=-1), "location"),
-        (lambda c: c.create_source("n" * 501, "book"), "name"),
-        (lambda c: c.create_source("n", "book", isbn="1" * 21), "isbn"),
+        (lambda c: c.create_source("n" * (contract.MAX_SOURCE_NAME + 1), "book"), "name"),
+        (lambda c: c.create_source("n", "book", isbn="1" * (contract.MAX_BOOK_CODE + 1)), "isbn"),
         (lambda c: c.create_source("n", "article"), "type"),
-        (lambda c: c.update_article("a", title="t" * 501), "title"),
+        (lambda c: c.update_source("s", name="n" * (contract.MAX_SOURCE_NAME + 1)), "name"),
+        (lambda c: c.update_source("s", note="n" * (contract.MAX_NOTE + 1)), "note"),
+        (lambda c: c.update_article("a", title="t" * (contract.MAX_ARTICLE_TITLE + 1)), "title"),
         (lambda c: c.update_article("a", home_status="trash"), "home_status"),
-        (lambda c: c.create_tag("t" * 101), "name"),
+        (lambda c: c.create_tag("t" * (contract.MAX_TAG_NAME + 1)), "name"),
         (lambda c: c.add_highlight_tags("h", ["ok", ""]), "tags[1]"),
     ],
 )

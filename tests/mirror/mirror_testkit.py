@@ -9,13 +9,13 @@ stand-in would otherwise fetch from the web, are written into its file before it
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from screvi_mcp import contract
 from screvi_mcp.client.client import ScreviClient
-from screvi_mcp.local.api import keys
 from screvi_mcp.local.api.app import create_app
 from screvi_mcp.local.api.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.api.seam import EmbeddedLibrary
@@ -24,6 +24,7 @@ from screvi_mcp.local.fetching.extract import ExtractedArticle
 from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.mirror.sync import SyncSettings, SyncSummary, build_client, run_sync
+from testsupport.keys import new_key
 from testsupport.servers import asgi_server
 
 # A fast test budget: far above the hosted one, so tests take seconds.
@@ -99,14 +100,12 @@ def store_parsed(conn: Any, article_id: str, url: str, article: ExtractedArticle
 
 
 @contextlib.contextmanager
-def serve_stand_in(path: Path) -> Iterator[StandIn]:
-    library = Library.open(path)
-    try:
-        _, secret = keys.create_key(library, "sync", write=True)
-    finally:
-        library.close()
+def serve_stand_in(path: Path, wrap: Callable[[Any], Any] | None = None) -> Iterator[StandIn]:
+    """The stand-in served on 127.0.0.1; `wrap`, when given, puts an ASGI app in front of it
+    (a test's fault at the server side)."""
+    secret = new_key(path, "sync")
     app = create_app(path, rate_limit_per_minute=100_000)
-    with asgi_server(app) as url:
+    with asgi_server(wrap(app) if wrap else app) as url:
         yield StandIn(path, url + "/api/v1", secret, app)
 
 
@@ -169,7 +168,9 @@ async def snapshot(client: ScreviClient) -> dict[str, Any]:
     async def every(method: Any, **filters: Any) -> list[dict[str, Any]]:
         items = [
             _strip(item.model_dump(mode="json"))
-            async for item in client.iterate(method, max_items=None, per_page=100, **filters)
+            async for item in client.iterate(
+                method, max_items=None, per_page=contract.MAX_PER_PAGE, **filters
+            )
         ]
         return _ties_by_id(items)
 
@@ -206,5 +207,5 @@ def _ties_by_id(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def search_ids(client: ScreviClient, query: str) -> list[str]:
-    page = await client.search(query, per_page=50)
+    page = await client.search(query, per_page=contract.MAX_SEARCH_PER_PAGE)
     return [item.id for item in page.data]

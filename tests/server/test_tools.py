@@ -22,6 +22,8 @@ from server_testkit import (
     mcp_client,
 )
 
+from screvi_mcp import contract
+
 MISSING_ID = "00000000-0000-4000-8000-000000000000"
 
 # Tests that take `client` share one server and library (see `shared_client`): they only read,
@@ -275,7 +277,11 @@ async def test_update_source(library_path: Path, seed: Seed) -> None:
 
 
 async def test_update_source_rejects_a_long_name(client: Client, seed: Seed) -> None:
-    text = await call_error(client, "update_source", {"source_id": seed.book_id, "name": "x" * 501})
+    text = await call_error(
+        client,
+        "update_source",
+        {"source_id": seed.book_id, "name": "x" * (contract.MAX_SOURCE_NAME + 1)},
+    )
     assert_tool_error(text, "invalid_arguments", "name")
 
 
@@ -387,7 +393,9 @@ async def test_update_article(library_path: Path, seed: Seed) -> None:
 
 async def test_update_article_rejects_a_long_title(client: Client, seed: Seed) -> None:
     text = await call_error(
-        client, "update_article", {"article_id": seed.article_id, "title": "t" * 501}
+        client,
+        "update_article",
+        {"article_id": seed.article_id, "title": "t" * (contract.MAX_ARTICLE_TITLE + 1)},
     )
     assert_tool_error(text, "invalid_arguments", "title")
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from screvi_mcp import contract
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import highlights as highlight_store
 from screvi_mcp.local.storage.store import sources as source_store
@@ -131,12 +132,12 @@ def test_dry_run_counts_everything_and_writes_nothing(tmp_path: Path) -> None:
 def test_records_the_rules_refuse_are_reported_with_their_line(tmp_path: Path) -> None:
     library_path = tmp_path / "library.sqlite"
     header = "Highlight,Book Title,Book Author,Location Type,Location\n"
-    too_long = "x" * 20001
+    too_long = "x" * (contract.MAX_HIGHLIGHT_TEXT + 1)
     raw = (
         header
         + "Fine text,Book,Author,location,3\n"
         + f"{too_long},Book,Author,location,4\n"
-        + "Also fine,{},Author,location,5\n".format("T" * 501)
+        + "Also fine,{},Author,location,5\n".format("T" * (contract.MAX_SOURCE_NAME + 1))
     )
     path = tmp_path / "rules.csv"
     path.write_text(raw, encoding="utf-8")

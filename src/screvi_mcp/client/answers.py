@@ -82,8 +82,13 @@ def listed(response: httpx.Response, adapter: TypeAdapter[T], key: str) -> T:
     return validate(response, lambda: adapter.validate_python(data))
 
 
+def whole(response: httpx.Response, model: type[ModelT]) -> ModelT:
+    """An answer read whole, its envelope too (`data` beside `pagination`)."""
+    return validate(response, lambda: model.model_validate(json_of(response)))
+
+
 def page(response: httpx.Response, item: type[ItemT]) -> Page[ItemT]:
-    return validate(response, lambda: Page[item].model_validate(json_of(response)))  # type: ignore[valid-type]
+    return whole(response, Page[item])  # type: ignore[valid-type]
 
 
 def tags(response: httpx.Response) -> list[Tag]:

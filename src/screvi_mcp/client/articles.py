@@ -103,9 +103,7 @@ class ArticlesResource(BaseClient):
             page=page,
             per_page=per_page,
         )
-        return answers.validate(
-            response, lambda: PassagePage.model_validate(answers.json_of(response))
-        )
+        return answers.whole(response, PassagePage)
 
     @writes
     async def save_article(self, url: str, *, tags: Sequence[str] | None = None) -> SavedArticle:
@@ -184,10 +182,7 @@ class ArticlesResource(BaseClient):
             note=note,
             tags=UNSET if isinstance(tags, Unset) else p.check_tags(tags),
         )
-        response = await self._request(
-            "PATCH", f"articles/{p.path_id(article_id, 'article')}", json_body=payload
-        )
-        return answers.model(response, Article)
+        return await self._update("articles", "article", article_id, payload, Article)
 
     @writes
     async def add_article_tags(self, article_id: str, tags: Sequence[str]) -> list[Tag]:

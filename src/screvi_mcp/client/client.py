@@ -67,8 +67,8 @@ class ScreviClient(
         It borrows this client's transport, so for the embedded library it talks to the app
         this client already runs (no second library, index or worker); for the hosted API it
         reuses this client's connection pool. Closing it leaves that transport open for its
-        owner. Its rate limit is the one every client of the
-        process using that key shares.
+        owner. Its rate limit is the one every client of the process using that key on
+        that API shares (an embedded library's own, per copy: `ratelimit.limiter_for`).
         """
         rate_limit, rate_window = self._rate
         return ScreviClient(

@@ -46,7 +46,7 @@ from screvi_mcp.client.ratelimit import (
     DEFAULT_RATE_PER_MINUTE,
     RateLimiter,
     RateLimitWaitTooLong,
-    shared_limiter,
+    limiter_for,
 )
 from screvi_mcp.client.retry import (
     NEVER_SENT,
@@ -148,8 +148,8 @@ class BaseClient:
         # backend's options (a served mirror, an evaluation override them that way).
         self._limiter: RateLimiter | None = None
         if rate_limit is not None:
-            self._limiter = rate_limiter or shared_limiter(
-                api_key, self.base_url, rate_limit, rate_window
+            self._limiter = rate_limiter or limiter_for(
+                transport, api_key, self.base_url, rate_limit, rate_window
             )
         self._http = httpx.AsyncClient(
             base_url=self.base_url + "/",
@@ -434,6 +434,16 @@ class BaseClient:
             p.check_choice(name, query.get(name), allowed)
         response = await self._get(path, page=page, per_page=per_page, **query)
         return answers.page(response, item)
+
+    async def _update(
+        self, resource: str, what: str, item_id: str, payload: dict[str, Any], model: type[ItemT]
+    ) -> ItemT:
+        """PATCH /{resource}/{id} with only the fields given: the partial update every
+        resource shares. Returns the updated item."""
+        response = await self._request(
+            "PATCH", f"{resource}/{p.path_id(item_id, what)}", json_body=payload
+        )
+        return answers.model(response, model)
 
     async def _change_tags(
         self, method: str, resource: str, what: str, item_id: str, tags: Sequence[str]

@@ -177,10 +177,7 @@ class HighlightsResource(BaseClient):
             metadata=dict(metadata) if isinstance(metadata, Mapping) else metadata,
             tags=UNSET if isinstance(tags, Unset) else p.check_tags(tags),
         )
-        response = await self._request(
-            "PATCH", f"highlights/{p.path_id(highlight_id, 'highlight')}", json_body=payload
-        )
-        return answers.model(response, Highlight)
+        return await self._update("highlights", "highlight", highlight_id, payload, Highlight)
 
     @writes
     async def delete_highlight(self, highlight_id: str) -> dict[str, Any]:

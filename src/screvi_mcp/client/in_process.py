@@ -80,6 +80,11 @@ class Borrowed(httpx.AsyncBaseTransport):
 
     def __init__(self, transport: httpx.AsyncBaseTransport) -> None:
         self._transport = transport
+        # The owner's own limiters, if its API keeps them (ratelimit.limiter_for): a
+        # borrower's key is limited on the same API as the owner's.
+        own = getattr(transport, "rate_limiter", None)
+        if callable(own):
+            self.rate_limiter = own
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         return await self._transport.handle_async_request(request)

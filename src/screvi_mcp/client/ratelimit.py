@@ -154,22 +154,49 @@ class RateLimiter:
             await self._sleep(delay)
 
 
-# Weak: a limiter lives as long as some client uses it, so short-lived keys do not pile up.
-_shared: weakref.WeakValueDictionary[tuple[str, str, int, float], RateLimiter] = (
-    weakref.WeakValueDictionary()
-)
-_shared_lock = threading.Lock()
+class Limiters:
+    """One limiter per key and rate, each shared by every client that asks for it.
+
+    Held weakly: a limiter lives as long as some client uses it, so short-lived keys do not
+    pile up. Keyed by a hash of the key, so that the key itself is not kept in another place.
+    """
+
+    def __init__(self) -> None:
+        self._held: weakref.WeakValueDictionary[tuple[str, str, int, float], RateLimiter] = (
+            weakref.WeakValueDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def get(self, api_key: str | None, rate: int, window: float, api: str = "") -> RateLimiter:
+        fingerprint = hashlib.sha256((api_key or "").encode("utf-8")).hexdigest()
+        key = (fingerprint, api, rate, window)
+        with self._lock:
+            limiter = self._held.get(key)
+            if limiter is None:
+                limiter = self._held[key] = RateLimiter(rate, window)
+            return limiter
+
+
+_shared = Limiters()
 
 
 def shared_limiter(api_key: str | None, base_url: str, rate: int, window: float) -> RateLimiter:
-    """The limiter every client of this process uses for one key on one API.
+    """The limiter every client of this process uses for one key on one API."""
+    return _shared.get(api_key, rate, window, api=base_url.rstrip("/"))
 
-    Keyed by a hash of the key, so that the key itself is not kept in another place.
+
+def limiter_for(
+    transport: object, api_key: str | None, base_url: str, rate: int, window: float
+) -> RateLimiter:
+    """The limiter of `api_key` on the API behind `transport`.
+
+    An API known by its URL has one limiter per key in the process. A transport that is an
+    API of its own behind a URL others share (every embedded library answers at one
+    pseudo-URL, and a copied library keeps its keys) offers `rate_limiter(api_key, rate,
+    window)` with limiters of its own, so that copies never use up each other's limits.
     """
-    fingerprint = hashlib.sha256((api_key or "").encode("utf-8")).hexdigest()
-    key = (fingerprint, base_url.rstrip("/"), rate, window)
-    with _shared_lock:
-        limiter = _shared.get(key)
-        if limiter is None:
-            limiter = _shared[key] = RateLimiter(rate, window)
+    own = getattr(transport, "rate_limiter", None)
+    if callable(own):
+        limiter: RateLimiter = own(api_key, rate, window)
         return limiter
+    return shared_limiter(api_key, base_url, rate, window)

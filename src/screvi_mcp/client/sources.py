@@ -27,6 +27,25 @@ class SourceFilters(TypedDict, total=False):
     include_metadata: bool | None
 
 
+# The spec's bounds on a source's text fields (POST /sources; PATCH takes the same fields).
+_LENGTHS = {
+    "name": contract.MAX_SOURCE_NAME,
+    "author": contract.MAX_AUTHOR,
+    "isbn": contract.MAX_BOOK_CODE,
+    "asin": contract.MAX_BOOK_CODE,
+    "note": contract.MAX_NOTE,
+}
+
+
+def _source_body(**fields: Any) -> dict[str, Any]:
+    """The body of a create or an update: lengths checked, unset fields left out."""
+    p.check_length({name: (fields.get(name), limit) for name, limit in _LENGTHS.items()})
+    metadata = fields.get("metadata")
+    if isinstance(metadata, Mapping):
+        fields["metadata"] = dict(metadata)
+    return p.body(**fields)
+
+
 class SourcesResource(BaseClient):
     @reads
     async def list_sources(
@@ -59,9 +78,7 @@ class SourcesResource(BaseClient):
             per_page=per_page,
             include_metadata=include_metadata,
         )
-        return answers.validate(
-            response, lambda: SourceWithHighlightsPage.model_validate(answers.json_of(response))
-        )
+        return answers.whole(response, SourceWithHighlightsPage)
 
     @writes
     async def create_source(
@@ -80,16 +97,7 @@ class SourcesResource(BaseClient):
     ) -> Source:
         """POST /sources. A second `self` source raises `ConflictError` with its `source_id`."""
         p.check_choice("type", type, p.CREATABLE_SOURCE_TYPES, body=True)
-        p.check_length(
-            {
-                "name": (name, contract.MAX_SOURCE_NAME),
-                "author": (author, contract.MAX_AUTHOR),
-                "isbn": (isbn, contract.MAX_BOOK_CODE),
-                "asin": (asin, contract.MAX_BOOK_CODE),
-                "note": (note, contract.MAX_NOTE),
-            }
-        )
-        payload = p.body(
+        payload = _source_body(
             name=name,
             type=type,
             author=author,
@@ -99,7 +107,7 @@ class SourcesResource(BaseClient):
             asin=asin,
             note=note,
             published_date=published_date,
-            metadata=dict(metadata) if metadata is not None else None,
+            metadata=metadata,
         )
         response = await self._request(
             "POST", "sources", json_body={k: v for k, v in payload.items() if v is not None}
@@ -123,7 +131,7 @@ class SourcesResource(BaseClient):
         metadata: Mapping[str, Any] | Unset | None = UNSET,
     ) -> Source:
         """PATCH /sources/{id}: only the fields given are sent; `type` cannot change."""
-        payload = p.body(
+        payload = _source_body(
             name=name,
             author=author,
             url=url,
@@ -133,12 +141,9 @@ class SourcesResource(BaseClient):
             asin=asin,
             note=note,
             published_date=published_date,
-            metadata=dict(metadata) if isinstance(metadata, Mapping) else metadata,
+            metadata=metadata,
         )
-        response = await self._request(
-            "PATCH", f"sources/{p.path_id(source_id, 'source')}", json_body=payload
-        )
-        return answers.model(response, Source)
+        return await self._update("sources", "source", source_id, payload, Source)
 
     @writes
     async def delete_source(self, source_id: str, *, cascade: bool = False) -> dict[str, Any]:

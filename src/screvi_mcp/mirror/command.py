@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from screvi_mcp import config
+from screvi_mcp import config, extensions
 from screvi_mcp.contract import MAX_PER_PAGE
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 130
     except Exception as error:
-        told = _failure_text(error, outcome)
+        told = _failure_text(error, outcome, path)
         if told is None:
             raise
         _tell(f"screvi-mcp sync: {told}")
@@ -209,7 +210,7 @@ async def _sync(
     return 0 if summary.finished else 3
 
 
-def _failure_text(error: Exception, outcome: SyncSummary) -> str | None:
+def _failure_text(error: Exception, outcome: SyncSummary, path: Path) -> str | None:
     """What a run that failed says, by the kind of failure (first match); None: not ours."""
     from screvi_mcp.client.errors import (
         InvalidApiKeyError,
@@ -217,10 +218,20 @@ def _failure_text(error: Exception, outcome: SyncSummary) -> str | None:
         ScreviError,
         SubscriptionRequiredError,
     )
+    from screvi_mcp.local.storage import db
     from screvi_mcp.mirror.identity import MirrorMismatch, SyncBusy
 
+    if db.is_damage(error):
+        # Not "run again": the same pages read back the same. A mirror is a copy, so a new
+        # file synced afresh replaces it.
+        check = f"screvi-mcp check --mirror {shlex.quote(str(path))}"
+        return (
+            f"{extensions.LIBRARY_DAMAGED}: the mirror {path} is damaged ({error}), so it "
+            f"cannot be read or written. Run `{check}`, then move the file aside and run sync "
+            "again to make a new copy (or restore it from a backup)."
+        )
     texts: tuple[tuple[tuple[type[Exception], ...], str], ...] = (
-        ((MirrorMismatch, SyncBusy), "{error}"),
+        ((MirrorMismatch, SyncBusy, config.ConfigurationProblem), "{error}"),
         # Not something a re-run fixes: the key (never shown) or the account must change.
         (
             (InvalidApiKeyError, MissingApiKeyError, SubscriptionRequiredError),

@@ -74,6 +74,7 @@ RUN_WALKED = "run_walked"
 # The page size asked for and the one the server used (it may clamp `per_page` lower).
 RUN_PAGE_ASKED = "run_page_asked"
 RUN_PAGE_SIZE = "run_page_size"
+RUN_KEYS = (RUN_STARTED, RUN_SINCE, RUN_PHASE, RUN_WALKED, RUN_PAGE_ASKED, RUN_PAGE_SIZE)
 
 
 class SyncPaused(Exception):
@@ -226,7 +227,6 @@ async def run_sync(
     is the one filled, so a caller can tell what a failed run stored.
     """
     settings = settings or SyncSettings()
-    reporter = reporter or Silent()
     began = time.monotonic()
     with run_lock(library.path):
         await anyio.to_thread.run_sync(
@@ -239,78 +239,86 @@ async def run_sync(
         since = (state.get(RUN_SINCE) or None) if resumed else state.get(STATE_CURSOR)
         summary = summary or SyncSummary(full=False)
         summary.full, summary.resumed = since is None, resumed
-        clock_transport.reset_first()
-        requests_before = clock_transport.requests
-        limited_before = clock_transport.rate_limited
-        skipped_before = dict(clock_transport.skipped)
         run = _Run(
             library=library,
             client=client,
             clock=clock_transport,
             settings=settings,
-            reporter=reporter,
+            reporter=reporter or Silent(),
             summary=summary,
             since=since,
             started=state.get(RUN_STARTED) if resumed else None,
             deadline=began + min(settings.time_limit or math.inf, settings.max_run_seconds),
             budget=RunBudget(max_pages=settings.max_pages, max_rows=settings.max_rows),
         )
-        start_phase = state.get(RUN_PHASE, "tags") if resumed else "tags"
-        walked = int(state.get(RUN_WALKED, "0") or 0) if resumed else 0
-        # The page holding the last stored item: one page asked twice rather than one missed.
-        # In pages of the size this run will get: what it asks for, unless the server was
-        # seen clamping page sizes (it served fewer per page than asked).
-        asked = int(state.get(RUN_PAGE_ASKED, "0") or 0)
-        served = int(state.get(RUN_PAGE_SIZE, "0") or 0)
-        size = settings.per_page
-        if 0 < served < asked:
-            size = min(size, served)
-        start_page = max(1, walked // size)
-        try:
-            await _embed_leftovers(library)
-            if start_phase not in PHASES:
-                start_phase = "tags"
-            if start_phase != "tags":
-                # The tag list is read again (one request) without moving the resume point:
-                # the tag-count check at the end needs this run's counts.
-                await _tags(run, 0, keep_position=True)
-            for phase in PHASES[PHASES.index(start_phase) :]:
-                page = start_page if phase == start_phase else 1
-                await _PHASE_RUNNERS[phase](run, page)
-            cursor_time = clock.parse_timestamp(run.started or clock.now()) - settings.overlap
-            summary.cursor = clock.format_timestamp(cursor_time)
-            now = clock.now()
-            finish: dict[str, str | None] = {
-                STATE_CURSOR: summary.cursor,
-                STATE_LAST_SYNC: now,
-                RUN_STARTED: None,
-                RUN_SINCE: None,
-                RUN_PHASE: None,
-                RUN_WALKED: None,
-                RUN_PAGE_ASKED: None,
-                RUN_PAGE_SIZE: None,
-            }
-            if summary.full:
-                finish[STATE_LAST_FULL_SYNC] = now
-            await anyio.to_thread.run_sync(lambda: store.write_state(library, finish))
-            summary.finished = True
-            if settings.wait_for_vectors:
-                summary.waiting_for_vectors = await _wait_for_vectors(run)
-            summary.passages_waiting = await anyio.to_thread.run_sync(
-                lambda: passage_rows.waiting(run.library.connection())
-            )
-        except SyncPaused:
-            log.info("sync paused at its time limit; the next run continues from here")
-        finally:
-            summary.requests = clock_transport.requests - requests_before
-            summary.rate_limited = clock_transport.rate_limited - limited_before
-            summary.skipped = {
-                kind: count - skipped_before.get(kind, 0)
-                for kind, count in clock_transport.skipped.items()
-                if count > skipped_before.get(kind, 0)
-            }
-            summary.seconds = time.monotonic() - began
+        await _walk_from(run, *_resume_point(state, settings), began=began)
     return summary
+
+
+async def _walk_from(run: _Run, start_phase: str, start_page: int, *, began: float) -> None:
+    """Every phase from the resume point on, then the finish; what the run spent goes into
+    its summary however it ends."""
+    transport, summary = run.clock, run.summary
+    transport.reset_first()
+    requests_before, limited_before = transport.requests, transport.rate_limited
+    skipped_before = dict(transport.skipped)
+    try:
+        await _embed_leftovers(run.library)
+        if start_phase != "tags":
+            # The tag list is read again (one request) without moving the resume point:
+            # the tag-count check at the end needs this run's counts.
+            await _tags(run, 0, keep_position=True)
+        for phase in PHASES[PHASES.index(start_phase) :]:
+            page = start_page if phase == start_phase else 1
+            await _PHASE_RUNNERS[phase](run, page)
+        await _finish(run)
+    except SyncPaused:
+        log.info("sync paused at its time limit; the next run continues from here")
+    finally:
+        summary.requests = transport.requests - requests_before
+        summary.rate_limited = transport.rate_limited - limited_before
+        summary.skipped = {
+            kind: count - skipped_before.get(kind, 0)
+            for kind, count in transport.skipped.items()
+            if count > skipped_before.get(kind, 0)
+        }
+        summary.seconds = time.monotonic() - began
+
+
+def _resume_point(state: dict[str, str], settings: SyncSettings) -> tuple[str, int]:
+    """Where a run starts: the first phase, or a stopped run's phase at the page holding
+    its last stored item (one page asked twice rather than one missed), in pages of the size
+    this run gets (what it asks for, unless the server was seen serving fewer)."""
+    if RUN_STARTED not in state:
+        return "tags", 1
+    walked = int(state.get(RUN_WALKED, "0") or 0)
+    asked = int(state.get(RUN_PAGE_ASKED, "0") or 0)
+    served = int(state.get(RUN_PAGE_SIZE, "0") or 0)
+    size = settings.per_page
+    if 0 < served < asked:
+        size = min(size, served)
+    phase = state.get(RUN_PHASE, "tags")
+    return (phase if phase in PHASES else "tags"), max(1, walked // size)
+
+
+async def _finish(run: _Run) -> None:
+    """A walk that reached the end: the cursor moves to the run's start less the overlap,
+    the resume point is cleared, and the vectors are waited for if the settings say so."""
+    summary = run.summary
+    cursor_time = clock.parse_timestamp(run.started or clock.now()) - run.settings.overlap
+    summary.cursor = clock.format_timestamp(cursor_time)
+    now = clock.now()
+    finish: dict[str, str | None] = dict.fromkeys(RUN_KEYS)
+    finish.update({STATE_CURSOR: summary.cursor, STATE_LAST_SYNC: now})
+    if summary.full:
+        finish[STATE_LAST_FULL_SYNC] = now
+    await anyio.to_thread.run_sync(lambda: store.write_state(run.library, finish))
+    summary.finished = True
+    if run.settings.wait_for_vectors:
+        summary.waiting_for_vectors = await _wait_for_vectors(run)
+    summary.passages_waiting = await anyio.to_thread.run_sync(
+        lambda: passage_rows.waiting(run.library.connection())
+    )
 
 
 async def _embed_leftovers(library: Library) -> None:
@@ -392,43 +400,37 @@ def _admit(guard: WalkGuard, page: int, result: Page[Any], size: int) -> None:
     guard.admit(page, ids, pagination.total, pagination.total_pages, max(size, 1))
 
 
-async def _sources(run: _Run, page: int) -> None:
-    async def fetch(number: int) -> Page[Any]:
-        return await run.client.list_sources(
-            page=number,
-            per_page=run.settings.per_page,
-            updated_since=run.since,
-            include_deleted=True,
-            include_empty=True,
-            include_metadata=True,
-        )
-
-    await _walk(run, "sources", page, fetch, store.upsert_sources)
+# Listed phases: the list method, filters beside updated_since and include_deleted, the store.
+_LISTS: dict[str, tuple[str, dict[str, bool], Callable[..., store.Applied]]] = {
+    "sources": (
+        "list_sources",
+        {"include_empty": True, "include_metadata": True},
+        store.upsert_sources,
+    ),
+    "highlights": ("list_highlights", {"include_metadata": True}, store.upsert_highlights),
+    "articles": ("list_articles", {}, store.upsert_articles),
+}
 
 
-async def _highlights(run: _Run, page: int) -> None:
-    async def fetch(number: int) -> Page[Any]:
-        return await run.client.list_highlights(
-            page=number,
-            per_page=run.settings.per_page,
-            updated_since=run.since,
-            include_deleted=True,
-            include_metadata=True,
-        )
+def _listed(phase: str) -> Callable[[_Run, int], Awaitable[None]]:
+    method_name, filters, save = _LISTS[phase]
 
-    await _walk(run, "highlights", page, fetch, store.upsert_highlights)
+    async def walk(run: _Run, page: int) -> None:
+        method = getattr(run.client, method_name)
 
+        async def fetch(number: int) -> Page[Any]:
+            page_of: Page[Any] = await method(
+                page=number,
+                per_page=run.settings.per_page,
+                updated_since=run.since,
+                include_deleted=True,
+                **filters,
+            )
+            return page_of
 
-async def _articles(run: _Run, page: int) -> None:
-    async def fetch(number: int) -> Page[Any]:
-        return await run.client.list_articles(
-            page=number,
-            per_page=run.settings.per_page,
-            updated_since=run.since,
-            include_deleted=True,
-        )
+        await _walk(run, phase, page, fetch, save)
 
-    await _walk(run, "articles", page, fetch, store.upsert_articles)
+    return walk
 
 
 async def _details(run: _Run, page: int) -> None:
@@ -490,9 +492,9 @@ async def _every_id(run: _Run, kind: str, tag_id: str) -> list[str]:
 
 _PHASE_RUNNERS: dict[str, Callable[[_Run, int], Awaitable[None]]] = {
     "tags": _tags,
-    "sources": _sources,
-    "highlights": _highlights,
-    "articles": _articles,
+    "sources": _listed("sources"),
+    "highlights": _listed("highlights"),
+    "articles": _listed("articles"),
     "details": _details,
     "tag_members": _tag_members,
 }

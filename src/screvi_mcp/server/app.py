@@ -9,7 +9,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 
-from screvi_mcp import __version__
+from screvi_mcp import __version__, contract
 from screvi_mcp.server import prompts, resources
 from screvi_mcp.server.argument_checks import argument_checks
 from screvi_mcp.server.backend import Backend
@@ -25,7 +25,7 @@ from screvi_mcp.server.tools import (
 )
 from screvi_mcp.server.transport import add_health_route
 
-INSTRUCTIONS = """\
+INSTRUCTIONS = f"""\
 Tools for the user's Screvi library: highlights from books, articles, podcasts and more, \
 their sources, a read-later list of saved articles, and tags.
 - To answer from the library: search_highlights first, then get_source or read_article for \
@@ -33,8 +33,8 @@ context. Cite sources by name and author.
 - Long articles: read_article returns one chunk and the offset to continue from.
 - Ids returned by one tool are the arguments of the next. Lists are paged; each answer says \
 how to get the next page.
-- Errors start with a [code] and say what to do next. The API allows 100 requests per \
-minute: prefer bulk and paged calls."""
+- Errors start with a [code] and say what to do next. The API allows \
+{contract.RATE_LIMIT_PER_MINUTE} requests per minute: prefer bulk and paged calls."""
 
 
 MIRROR_INSTRUCTIONS = """

@@ -14,6 +14,8 @@ from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from screvi_mcp import contract
+
 # The same bound as the embedded REST API's request bodies
 # (local/api/request_pipeline.py, MAX_BODY_BYTES).
 MAX_MCP_BODY_BYTES: Final = 32 * 1024 * 1024
@@ -30,7 +32,7 @@ def too_large_body(limit: int) -> bytes:
                 "message": (
                     f"[payload_too_large] The request body is larger than this server's "
                     f"limit of {limit} bytes. Next: send fewer or smaller items per call "
-                    "(create_highlights_bulk takes at most 100 highlights)."
+                    f"(create_highlights_bulk takes at most {contract.MAX_BULK} highlights)."
                 ),
                 "data": {"code": "payload_too_large", "limit_bytes": limit},
             },

@@ -12,7 +12,7 @@ from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.errors import resource_errors
 
-# How much of an article's text the article resource shows (its description says 20,000):
+# How much of an article's text the article resource shows (its description says so).
 ARTICLE_RESOURCE_CHARS = 20_000
 
 SKILL_URI = "screvi://skill.md"
@@ -20,6 +20,13 @@ REVIEW_URI = "screvi://review/today"
 
 
 def register(mcp: MCPServer, backend: Backend) -> None:
+    _register_fixed(mcp, backend)
+    _register_by_id(mcp, backend)
+
+
+def _register_fixed(mcp: MCPServer, backend: Backend) -> None:
+    """The resources at fixed addresses, answered with the server's own key."""
+
     @mcp.resource(
         SKILL_URI,
         name="screvi-skill",
@@ -55,6 +62,10 @@ def register(mcp: MCPServer, backend: Backend) -> None:
             today = await daily_review(backend, None, client).today(fetch=0)
         return status_text(today)
 
+
+def _register_by_id(mcp: MCPServer, backend: Backend) -> None:
+    """Highlights, sources and articles by id, read with the caller's key."""
+
     @mcp.resource(
         "screvi://highlights/{highlight_id}",
         name="highlight",
@@ -74,7 +85,10 @@ def register(mcp: MCPServer, backend: Backend) -> None:
         "screvi://sources/{source_id}",
         name="source",
         title="A source with its highlights",
-        description="A source (book, article, podcast, ...) and its first 100 highlights.",
+        description=(
+            f"A source (book, article, podcast, ...) and its first {contract.MAX_PER_PAGE} "
+            "highlights."
+        ),
         mime_type="text/plain",
     )
     async def source(source_id: str, ctx: Context) -> str:
@@ -90,7 +104,10 @@ def register(mcp: MCPServer, backend: Backend) -> None:
         "screvi://articles/{article_id}",
         name="article",
         title="A saved article",
-        description="A saved article's details and the first 20,000 characters of its text.",
+        description=(
+            f"A saved article's details and the first {ARTICLE_RESOURCE_CHARS:,} characters "
+            "of its text."
+        ),
         mime_type="text/plain",
     )
     async def article(article_id: str, ctx: Context) -> str:

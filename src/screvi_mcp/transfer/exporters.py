@@ -36,6 +36,7 @@ from typing import Any
 
 import anyio
 
+from screvi_mcp import contract
 from screvi_mcp.embedded import embedded_client
 from screvi_mcp.local.storage import clock
 from screvi_mcp.local.storage.library import Library
@@ -60,7 +61,7 @@ from screvi_mcp.transfer.readwise import (
     neutralise,
 )
 
-PAGE_SIZE = 100
+PAGE_SIZE = contract.MAX_PER_PAGE  # the largest page: fewest requests
 # The in-process library serves the export: its per-key request limit is for agents, and
 # would only slow a 20,000-highlight export down to 100 pages a minute.
 EXPORT_RATE_LIMIT = 1_000_000

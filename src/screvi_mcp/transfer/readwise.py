@@ -238,6 +238,42 @@ def parse(path: str, raw: bytes) -> ParsedFile:
     return parsed
 
 
+def _tags_of(row: dict[str, str], line: int, parsed: ParsedFile) -> tuple[list[str], bool] | None:
+    """A row's tags (Tags, then Document tags, each once) and whether it is a favourite;
+    None when it has more tags than a real reader's (the row is rejected)."""
+    tags = _tag_list(row, TAGS_COLUMN, "Tags", line, parsed)
+    if any(name.casefold() == FAVORITE_TAG for name in split_tags(row.get("Tags", ""))):
+        tags.append(FAVORITE_TAG)  # our Tags JSON holds tag names; Tags says favourite
+    held = {tag.casefold() for tag in tags}
+    for name in _tag_list(row, DOCUMENT_TAGS_COLUMN, "Document tags", line, parsed):
+        if name.casefold() not in held:
+            held.add(name.casefold())
+            tags.append(name)
+    if len(held) > MAX_IMPORT_TAGS:
+        parsed.rejected.append(
+            Notice(line, f"{len(held)} tags; at most {MAX_IMPORT_TAGS} are imported per highlight")
+        )
+        return None
+    # Readwise marks favourites with a tag; the library has a field for it.
+    favorite = any(tag.casefold() == FAVORITE_TAG for tag in tags)
+    return [tag for tag in tags if tag.casefold() != FAVORITE_TAG], favorite
+
+
+def _highlighted_at(row: dict[str, str], line: int, parsed: ParsedFile) -> str | None:
+    """The row's date as stored; one it cannot read is noted, and the highlight kept."""
+    raw_date = row.get("Highlighted at", "").strip()
+    date = _date(raw_date)
+    if date is None and raw_date:
+        parsed.notices.append(
+            Notice(
+                line,
+                f"Highlighted at {_shown(raw_date)} is not a date this importer reads; "
+                "the highlight is imported without a date",
+            )
+        )
+    return date
+
+
 def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord | None:
     content = row["Highlight"].strip()
     title = row["Book Title"].strip()
@@ -255,22 +291,10 @@ def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord 
     asin = row.get("Amazon Book ID", "").strip()
     if asin:
         source["asin"] = asin
-    tags = _tag_list(row, TAGS_COLUMN, "Tags", line, parsed)
-    if any(name.casefold() == FAVORITE_TAG for name in split_tags(row.get("Tags", ""))):
-        tags.append(FAVORITE_TAG)  # our Tags JSON holds tag names; Tags says favourite
-    held = {tag.casefold() for tag in tags}
-    for name in _tag_list(row, DOCUMENT_TAGS_COLUMN, "Document tags", line, parsed):
-        if name.casefold() not in held:
-            held.add(name.casefold())
-            tags.append(name)
-    if len(held) > MAX_IMPORT_TAGS:
-        parsed.rejected.append(
-            Notice(line, f"{len(held)} tags; at most {MAX_IMPORT_TAGS} are imported per highlight")
-        )
+    tagged = _tags_of(row, line, parsed)
+    if tagged is None:
         return None
-    # Readwise marks favourites with a tag; the library has a field for it.
-    favorite = any(tag.casefold() == FAVORITE_TAG for tag in tags)
-    tags = [tag for tag in tags if tag.casefold() != FAVORITE_TAG]
+    tags, favorite = tagged
     metadata: dict[str, Any] = {"imported_from": "readwise"}
     if asin:
         metadata["asin"] = asin  # the API does not return a source's asin; exports need it
@@ -294,18 +318,9 @@ def _record(line: int, row: dict[str, str], parsed: ParsedFile) -> ImportRecord 
         highlight["location"] = location
     elif raw_location:
         metadata["location"] = raw_location
-    raw_date = row.get("Highlighted at", "").strip()
-    date = _date(raw_date)
+    date = _highlighted_at(row, line, parsed)
     if date is not None:
         highlight["date"] = date
-    elif raw_date:
-        parsed.notices.append(
-            Notice(
-                line,
-                f"Highlighted at {_shown(raw_date)} is not a date this importer reads; "
-                "the highlight is imported without a date",
-            )
-        )
     key_source = source_key(title, author, kind)
     digest = hashlib.sha1(content.encode()).hexdigest()[:16]
     return ImportRecord(

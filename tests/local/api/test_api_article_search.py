@@ -7,6 +7,7 @@ import time
 import pytest
 from api_testkit import Api, ts
 
+from screvi_mcp import contract
 from screvi_mcp.extensions import ARTICLE_SEARCH_PATH, PassagePage
 from screvi_mcp.local.passages import attach
 
@@ -63,7 +64,7 @@ async def test_finds_passages_with_offsets_filters_and_meaning(api: Api) -> None
     [
         ({}, "q"),
         ({"q": "   "}, "q"),
-        ({"q": "x" * 1001}, "q"),
+        ({"q": "x" * (contract.MAX_QUERY_CHARS + 1)}, "q"),
         ({"q": "tea", "page": "0"}, "page"),
         ({"q": "tea", "min_relevance": "2"}, "min_relevance"),
         ({"q": "tea", "status": "maybe"}, "status"),

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from api_testkit import Api, only_page, ts
 
+from screvi_mcp import contract
+
 ARTICLE_FIELDS = {
     "id",
     "title",
@@ -221,8 +223,8 @@ async def test_list_pagination_and_cap(asgi_api: Api) -> None:
         "total_pages": 2,
         "has_more": False,
     }
-    capped = await asgi_api.get("/articles", params={"per_page": 101})
-    assert capped.json()["pagination"]["per_page"] == 100
+    capped = await asgi_api.get("/articles", params={"per_page": contract.MAX_PER_PAGE + 1})
+    assert capped.json()["pagination"]["per_page"] == contract.MAX_PER_PAGE
 
 
 async def test_list_include_deleted(asgi_api: Api) -> None:

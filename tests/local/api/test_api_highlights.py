@@ -7,6 +7,8 @@ from typing import Any
 
 from api_testkit import HIGHLIGHT_FIELDS, Api, ts
 
+from screvi_mcp import contract
+
 SOURCE_FIELDS = {"id", "name", "type", "author", "image_url", "url"}
 PAGINATION_FIELDS = {"page", "per_page", "total", "total_pages", "has_more"}
 
@@ -110,8 +112,8 @@ async def test_list_default_per_page_is_20_and_max_100(asgi_api: Api) -> None:
     )
     await asgi_api.highlight("one more")
     default = await asgi_api.get("/highlights")
-    assert len(default.json()["data"]) == 20
-    assert default.json()["pagination"]["per_page"] == 20
+    assert len(default.json()["data"]) == contract.DEFAULT_PER_PAGE
+    assert default.json()["pagination"]["per_page"] == contract.DEFAULT_PER_PAGE
     assert default.json()["pagination"]["total_pages"] == 6
     capped = await asgi_api.get("/highlights", params={"per_page": 500})
     assert capped.status_code == 200
@@ -356,18 +358,19 @@ async def test_random_filters(asgi_api: Api) -> None:
 
 
 async def test_create_content_and_note_bounds(asgi_api: Api) -> None:
-    at_limit = await asgi_api.post("/highlights", {"content": "c" * 20000, "note": "n" * 20000})
+    limit = contract.MAX_HIGHLIGHT_TEXT
+    at_limit = await asgi_api.post("/highlights", {"content": "c" * limit, "note": "n" * limit})
     assert at_limit.status_code == 201
-    assert len(at_limit.json()["data"]["content"]) == 20000
-    assert len(at_limit.json()["data"]["note"]) == 20000
-    too_long = await asgi_api.post("/highlights", {"content": "c" * 20001})
+    assert len(at_limit.json()["data"]["content"]) == limit
+    assert len(at_limit.json()["data"]["note"]) == limit
+    too_long = await asgi_api.post("/highlights", {"content": "c" * (limit + 1)})
     assert too_long.status_code == 422
     assert too_long.json()["code"] == "validation_failed"
     assert set(too_long.json()["fields"]) == {"content"}
-    long_note = await asgi_api.post("/highlights", {"content": "ok", "note": "n" * 20001})
+    long_note = await asgi_api.post("/highlights", {"content": "ok", "note": "n" * (limit + 1)})
     assert long_note.status_code == 422 and set(long_note.json()["fields"]) == {"note"}
-    # Characters, not bytes: 20000 non-ASCII characters fit.
-    wide = await asgi_api.post("/highlights", {"content": "é" * 20000})
+    # Characters, not bytes: as many non-ASCII characters fit.
+    wide = await asgi_api.post("/highlights", {"content": "é" * limit})
     assert wide.status_code == 201
 
 
@@ -388,7 +391,7 @@ async def test_create_rejects(asgi_api: Api) -> None:
         ({"content": "x", "tags": "one"}, "tags"),
         ({"content": "x", "tags": [""]}, "tags[0]"),
         ({"content": "x", "tags": ["ok", 3]}, "tags[1]"),
-        ({"content": "x", "tags": ["t" * 101]}, "tags[0]"),
+        ({"content": "x", "tags": ["t" * (contract.MAX_TAG_NAME + 1)]}, "tags[0]"),
         ({"content": "x", "metadata": [1]}, "metadata"),
     ]:
         response = await asgi_api.post("/highlights", body)
@@ -626,8 +629,8 @@ async def test_patch_content_and_bounds(asgi_api: Api) -> None:
     for body, field in (
         ({"content": None}, "content"),
         ({"content": ""}, "content"),
-        ({"content": "c" * 20001}, "content"),
-        ({"note": "n" * 20001}, "note"),
+        ({"content": "c" * (contract.MAX_HIGHLIGHT_TEXT + 1)}, "content"),
+        ({"note": "n" * (contract.MAX_HIGHLIGHT_TEXT + 1)}, "note"),
         ({"location": -1}, "location"),
         ({"favorite": "no"}, "favorite"),
         ({"url": "nope"}, "url"),

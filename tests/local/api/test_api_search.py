@@ -10,6 +10,8 @@ from typing import Any
 
 from api_testkit import HIGHLIGHT_FIELDS, Api
 
+from screvi_mcp import contract
+
 RESULT_EXTRA = {"similarity", "match_type", "relevance", "verified_relevance"}
 
 
@@ -24,7 +26,8 @@ async def test_result_shape(api: Api) -> None:
     body = response.json()
     assert set(body) == {"data", "pagination"}
     assert set(body["pagination"]) == {"page", "per_page", "total", "total_pages", "has_more"}
-    assert body["pagination"]["per_page"] == 20 and body["pagination"]["page"] == 1
+    assert body["pagination"]["per_page"] == contract.DEFAULT_PER_PAGE
+    assert body["pagination"]["page"] == 1
     hit = next(h for h in body["data"] if h["id"] == item["id"])
     assert set(hit) == HIGHLIGHT_FIELDS | RESULT_EXTRA
     assert hit["content"] == item["content"]
@@ -52,23 +55,24 @@ async def test_q_length_bound(asgi_api: Api) -> None:
     assert len("word " * 199 + "last") == 999
     exactly = await asgi_api.get("/search", params={"q": "a" * 1000})
     assert exactly.status_code == 200
-    too_long = await asgi_api.get("/search", params={"q": "a" * 1001})
+    too_long = await asgi_api.get("/search", params={"q": "a" * (contract.MAX_QUERY_CHARS + 1)})
     assert too_long.status_code == 400
     assert too_long.json()["code"] == "invalid_parameter"
     assert set(too_long.json()["fields"]) == {"q"}
 
 
-async def test_per_page_is_clamped_to_50(asgi_api: Api) -> None:
+async def test_per_page_is_clamped_to_the_search_maximum(asgi_api: Api) -> None:
+    most = contract.MAX_SEARCH_PER_PAGE
     await asgi_api.post(
         "/highlights/bulk",
-        {"highlights": [{"content": f"zebra stripe number {i}"} for i in range(60)]},
+        {"highlights": [{"content": f"zebra stripe number {i}"} for i in range(most + 10)]},
     )
-    response = await asgi_api.get("/search", params={"q": "zebra", "per_page": 80})
+    response = await asgi_api.get("/search", params={"q": "zebra", "per_page": most + 30})
     assert response.status_code == 200
-    assert response.json()["pagination"]["per_page"] == 50
-    assert len(response.json()["data"]) == 50
+    assert response.json()["pagination"]["per_page"] == most
+    assert len(response.json()["data"]) == most
     assert response.json()["pagination"]["has_more"] is True
-    second = await asgi_api.get("/search", params={"q": "zebra", "per_page": 50, "page": 2})
+    second = await asgi_api.get("/search", params={"q": "zebra", "per_page": most, "page": 2})
     assert len(second.json()["data"]) >= 10
     assert not ids(second) & ids(response)
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from api_testkit import Api, only_page, ts
 
+from screvi_mcp import contract
+
 SOURCE_FIELDS = {
     "id",
     "name",
@@ -198,12 +200,15 @@ async def test_include_metadata(asgi_api: Api) -> None:
 
 
 async def test_get_with_highlights_paginated(api: Api) -> None:
+    size = contract.DEFAULT_SOURCE_HIGHLIGHTS_PER_PAGE  # larger here than the lists' default
+    count = size + 10
     book = await api.source("Long book", metadata={"m": 1})
     await api.post(
         "/highlights/bulk",
         {
             "highlights": [
-                {"content": f"loc {i}", "source_id": book["id"], "location": i} for i in range(60)
+                {"content": f"loc {i}", "source_id": book["id"], "location": i}
+                for i in range(count)
             ]
         },
     )
@@ -213,20 +218,19 @@ async def test_get_with_highlights_paginated(api: Api) -> None:
     assert set(body) == {"data", "pagination"}
     data = body["data"]
     assert set(data) == SOURCE_FIELDS | {"highlights"}
-    assert data["highlight_count"] == 60
-    assert len(data["highlights"]) == 50  # default 50 here, not 20
+    assert data["highlight_count"] == count
     # In reading order: by location.
-    assert [h["location"] for h in data["highlights"]] == list(range(50))
+    assert [h["location"] for h in data["highlights"]] == list(range(size))
     assert data["highlights"][0]["source"]["id"] == book["id"]
     assert body["pagination"] == {
         "page": 1,
-        "per_page": 50,
-        "total": 60,
+        "per_page": size,
+        "total": count,
         "total_pages": 2,
         "has_more": True,
     }
     second = await api.get(f"/sources/{book['id']}", params={"page": 2})
-    assert [h["location"] for h in second.json()["data"]["highlights"]] == list(range(50, 60))
+    assert [h["location"] for h in second.json()["data"]["highlights"]] == list(range(size, count))
     assert second.json()["pagination"]["has_more"] is False
     meta = await api.get(f"/sources/{book['id']}", params={"include_metadata": "true"})
     assert meta.json()["data"]["metadata"] == {"m": 1}
@@ -359,10 +363,10 @@ async def test_patch_type_is_immutable(asgi_api: Api) -> None:
 async def test_patch_bounds_and_404(asgi_api: Api) -> None:
     book = await asgi_api.source("Book")
     for body, field in (
-        ({"name": "x" * 501}, "name"),
+        ({"name": "x" * (contract.MAX_SOURCE_NAME + 1)}, "name"),
         ({"name": None}, "name"),
-        ({"author": "x" * 301}, "author"),
-        ({"note": "x" * 10001}, "note"),
+        ({"author": "x" * (contract.MAX_AUTHOR + 1)}, "author"),
+        ({"note": "x" * (contract.MAX_NOTE + 1)}, "note"),
         ({"url": "nope"}, "url"),
     ):
         response = await asgi_api.patch(f"/sources/{book['id']}", body)

@@ -7,6 +7,8 @@ from typing import Any
 
 from api_testkit import Api
 
+from screvi_mcp import contract
+
 TAG_FIELDS = {"id", "name", "color", "highlight_count", "article_count", "created_at", "updated_at"}
 
 
@@ -58,7 +60,7 @@ async def test_create_rejects(asgi_api: Api) -> None:
         ({}, "name"),
         ({"name": ""}, "name"),
         ({"name": "   "}, "name"),
-        ({"name": "x" * 101}, "name"),
+        ({"name": "x" * (contract.MAX_TAG_NAME + 1)}, "name"),
         ({"name": 7}, "name"),
         ({"name": "ok", "color": "red"}, "color"),
         ({"name": "ok", "color": "#12345"}, "color"),
@@ -70,9 +72,9 @@ async def test_create_rejects(asgi_api: Api) -> None:
 
 
 async def test_name_length_bound_is_100(asgi_api: Api) -> None:
-    assert (await asgi_api.post("/tags", {"name": "x" * 100})).status_code == 201
+    assert (await asgi_api.post("/tags", {"name": "x" * contract.MAX_TAG_NAME})).status_code == 201
     # The same bound wherever a tag name is accepted.
-    long_name = "y" * 101
+    long_name = "y" * (contract.MAX_TAG_NAME + 1)
     for path, body in (
         ("/highlights", {"content": "c", "tags": [long_name]}),
         ("/tags", {"name": long_name}),
@@ -109,7 +111,7 @@ async def test_rename_clash_is_422(asgi_api: Api) -> None:
 async def test_patch_bounds_and_404(asgi_api: Api) -> None:
     made = await tag(asgi_api, "t")
     for body, field in (
-        ({"name": "x" * 101}, "name"),
+        ({"name": "x" * (contract.MAX_TAG_NAME + 1)}, "name"),
         ({"name": None}, "name"),
         ({"color": "blue"}, "color"),
     ):

@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Message, Scope
 
-from screvi_mcp.client.ratelimit import RateLimiter
+from screvi_mcp.client.ratelimit import Limiters, RateLimiter
 from screvi_mcp.local.api import app as app_module
 from screvi_mcp.local.api.keys import embedded_key
 from screvi_mcp.local.api.request_pipeline import Endpoint, is_pipeline_endpoint
@@ -85,7 +85,10 @@ class EmbeddedLibrary(httpx.AsyncBaseTransport):
         self._lock = anyio.Lock()
         self._started = False
         self._embedded_key: str | None = None
-        self._own_limiter: RateLimiter | None = None
+        # Every library answers at one pseudo-URL, and a copied file keeps its keys: the
+        # process-wide limiters by (key, URL) would make copies share one limit per key.
+        # Each library is its own API, with its own limiters (ratelimit.limiter_for).
+        self._limiters = Limiters()
         self._rate_limit = app_module.DEFAULT_RATE_LIMIT
 
     async def _with_state(self, scope: Any, receive: Any, send: Any) -> None:
@@ -157,14 +160,11 @@ class EmbeddedLibrary(httpx.AsyncBaseTransport):
             "transport": self,
             "rate_limit": self.rate_limit_per_minute,
         }
-        if api_key is None:
-            # Every library answers at the same pseudo-URL, and a copied file keeps its
-            # embedded key: the process-wide limiter for (key, URL) would make copies share
-            # one limit. This library's own key gets this library's own limiter.
-            if self._own_limiter is None:
-                self._own_limiter = RateLimiter(self.rate_limit_per_minute)
-            options["rate_limiter"] = self._own_limiter
         return options
+
+    def rate_limiter(self, api_key: str | None, rate: int, window: float) -> RateLimiter:
+        """This library's client-side limiter for `api_key` (its own key or a caller's)."""
+        return self._limiters.get(api_key, rate, window)
 
     # Transport ----------------------------------------------------------------------------
 

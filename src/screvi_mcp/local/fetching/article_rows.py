@@ -301,6 +301,29 @@ def store_failed(
         _set_failed(conn, claim.article_id, message, json.dumps(failure), clock.now())
 
 
+def _canonical(declared: str | None, final_url: str, url_key: str) -> tuple[str | None, str | None]:
+    """The canonical URL an article is also recognised by, and its key (or None, None)."""
+    canonical_url = declared
+    if canonical_url is not None and not same_site(canonical_url, final_url):
+        # A page may only speak for addresses of its own site: otherwise any page could
+        # declare someone else's URL canonical and capture later saves of it as duplicates.
+        canonical_url = None
+    if canonical_url is None:
+        # A page without a canonical link that redirected elsewhere: the final URL is what a
+        # later save of that address should be recognised by.
+        try:
+            if normalise_url(final_url) != url_key:
+                canonical_url = final_url
+        except ValueError:
+            canonical_url = None
+    if canonical_url is None:
+        return None, None
+    try:
+        return canonical_url, normalise_url(canonical_url)
+    except ValueError:
+        return None, None
+
+
 def store_parsed(
     conn: sqlite3.Connection,
     claim: Claim,
@@ -321,25 +344,7 @@ def store_parsed(
     row = conn.execute("SELECT url_key FROM articles WHERE source_id = ?", (article_id,)).fetchone()
     if row is None:
         return []
-    canonical_url = article.canonical_url
-    if canonical_url is not None and not same_site(canonical_url, final_url):
-        # A page may only speak for addresses of its own site: otherwise any page could
-        # declare someone else's URL canonical and capture later saves of it as duplicates.
-        canonical_url = None
-    if canonical_url is None:
-        # A page without a canonical link that redirected elsewhere: the final URL is what a
-        # later save of that address should be recognised by.
-        try:
-            if normalise_url(final_url) != row[0]:
-                canonical_url = final_url
-        except ValueError:
-            canonical_url = None
-    canonical_key = None
-    if canonical_url is not None:
-        try:
-            canonical_key = normalise_url(canonical_url)
-        except ValueError:
-            canonical_url = None
+    canonical_url, canonical_key = _canonical(article.canonical_url, final_url, row[0])
     conn.execute(
         "UPDATE articles SET parse_state = 'parsed', parse_error = NULL, parse_failure = NULL, "
         "content_html = ?, content_text = ?, title = coalesce(title, ?), "
@@ -366,6 +371,14 @@ def store_parsed(
             article_id,
         ),
     )
+    return _fill_source(conn, article_id, article, now)
+
+
+def _fill_source(
+    conn: sqlite3.Connection, article_id: str, article: ExtractedArticle, now: str
+) -> list[int]:
+    """The article's source takes its title as name and fills what is still empty; the seqs
+    of its live highlights when its name or author changed (their searchable text did)."""
     before = conn.execute("SELECT name, author FROM sources WHERE id = ?", (article_id,)).fetchone()
     conn.execute(
         "UPDATE sources SET "

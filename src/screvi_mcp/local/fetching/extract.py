@@ -16,6 +16,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from screvi_mcp import contract
 from screvi_mcp.local.fetching.urls import host_of
 from screvi_mcp.local.storage import clock
 
@@ -127,7 +128,8 @@ def clean_text(text: str) -> str:
     return _CONTROL.sub("", _SURROGATES.sub("\ufffd", text))
 
 
-def _short(value: Any, limit: int = 500) -> str | None:
+def _short(value: Any, limit: int = contract.MAX_ARTICLE_TITLE) -> str | None:
+    # The spec's bounds for the fields a reader may later PATCH: what extraction stores fits them.
     if not isinstance(value, str):
         return None
     text = " ".join(clean_text(value).split())
@@ -258,11 +260,11 @@ def extract_html(body: bytes, *, url: str, charset: str | None = None) -> Extrac
         content_html=content_html,
         content_text=text,
         title=_short(info.get("title")),
-        author=_short(info.get("author"), 300),
+        author=_short(info.get("author"), contract.MAX_AUTHOR),
         site_name=_short(info.get("sitename"), 300),
         published_date=_stored_date(info.get("date")),
         language=language,
-        excerpt=_short(info.get("description"), 2000) or make_excerpt(text),
+        excerpt=_short(info.get("description"), contract.MAX_EXCERPT) or make_excerpt(text),
         image_url=_absolute_http(url, info.get("image")),
         canonical_url=_absolute_http(url, info.get("url")),
         source_domain=host_of(url) or None,
@@ -333,7 +335,7 @@ def extract_pdf(body: bytes, *, url: str) -> ExtractedArticle:
     title = author = published = None
     if meta is not None:
         title = _short(meta.title)
-        author = _short(meta.author, 300)
+        author = _short(meta.author, contract.MAX_AUTHOR)
         try:
             published = _stored_date(meta.creation_date)
         except Exception:  # a malformed date string in the document info

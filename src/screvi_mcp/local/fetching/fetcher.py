@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -266,71 +267,60 @@ class Fetcher:
     async def _read(self, response: httpx.Response, url: str, redirects: list[str]) -> FetchResult:
         content_type, charset = _media_type(response.headers.get("Content-Type"))
         status = response.status_code
+
+        def failure(kind: type[FetchError], message: str) -> FetchError:
+            return kind(message, url=url, http_status=status, content_type=content_type or None)
+
         if not 200 <= status < 300:
-            raise HTTPStatusError(
-                f"the server answered HTTP {status}"
-                + (f" {response.reason_phrase}" if response.reason_phrase else ""),
-                url=url,
-                http_status=status,
-                content_type=content_type or None,
-            )
+            reason = f" {response.reason_phrase}" if response.reason_phrase else ""
+            raise failure(HTTPStatusError, f"the server answered HTTP {status}{reason}")
         limit = self.settings.max_bytes
         declared = response.headers.get("Content-Length")
         if declared is not None and declared.strip().isdigit() and int(declared) > limit:
-            raise BodyTooLargeError(
+            raise failure(
+                BodyTooLargeError,
                 f"the page is larger than the {limit} byte limit ({int(declared)} bytes declared)",
-                url=url,
-                http_status=status,
-                content_type=content_type or None,
             )
-        chunks: list[bytes] = []
-        size = 0
-        started = time.monotonic()
-        min_rate = self.settings.min_bytes_per_second
         try:
-            # Decoded bytes are counted, so a compressed bomb is stopped at the limit too.
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > limit:
-                    raise BodyTooLargeError(
-                        f"the page is larger than the {limit} byte limit",
-                        url=url,
-                        http_status=status,
-                        content_type=content_type or None,
-                    )
-                chunks.append(chunk)
-                elapsed = time.monotonic() - started
-                if elapsed > self.settings.min_rate_grace and size < min_rate * elapsed:
-                    raise TooSlowError(
-                        f"the page arrived at {size / elapsed:.0f} bytes/s, below the minimum "
-                        f"of {min_rate} bytes/s",
-                        url=url,
-                        http_status=status,
-                        content_type=content_type or None,
-                    )
+            body = await self._body(response, failure)
         except httpx.TimeoutException:
-            raise FetchTimeoutError(
-                "the server stopped sending the page (read timed out)",
-                url=url,
-                http_status=status,
-                content_type=content_type or None,
+            raise failure(
+                FetchTimeoutError, "the server stopped sending the page (read timed out)"
             ) from None
         except (httpx.TransportError, httpx.DecodingError) as exc:
-            raise ConnectionFailedError(
-                f"the download broke off: {exc}",
-                url=url,
-                http_status=status,
-                content_type=content_type or None,
-            ) from None
+            raise failure(ConnectionFailedError, f"the download broke off: {exc}") from None
         return FetchResult(
             url=url,
             status=status,
             content_type=content_type,
             charset=charset,
-            body=b"".join(chunks),
+            body=body,
             headers={name.lower(): value for name, value in response.headers.items()},
             redirects=redirects,
         )
+
+    async def _body(
+        self, response: httpx.Response, failure: Callable[[type[FetchError], str], FetchError]
+    ) -> bytes:
+        """The body within the size limit and the minimum rate. Decoded bytes are counted, so
+        a compressed bomb is stopped at the limit too."""
+        limit, min_rate = self.settings.max_bytes, self.settings.min_bytes_per_second
+        chunks: list[bytes] = []
+        size = 0
+        started = time.monotonic()
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise failure(BodyTooLargeError, f"the page is larger than the {limit} byte limit")
+            chunks.append(chunk)
+            elapsed = time.monotonic() - started
+            if elapsed > self.settings.min_rate_grace and size < min_rate * elapsed:
+                raise failure(
+                    TooSlowError,
+                    f"the page arrived at {size / elapsed:.0f} bytes/s, below the minimum "
+                    f"of {min_rate} bytes/s",
+                )
+        return b"".join(chunks)
 
 
 class _GuardedStream:

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from screvi_mcp.local.search import compact_file
 from screvi_mcp.local.search.int8_scan import quantize
+from screvi_mcp.local.search.seq_rows import SeqRows
 from screvi_mcp.local.search.sign_scan import SignCodes
 from screvi_mcp.local.search.vectors import RESCORE_EXTRA, Matrix, SeqArray, SharedLock
 
@@ -50,7 +51,7 @@ GATHER_ROWS = 256
 Fetch = Callable[[list[int]], tuple[list[int], Matrix]]
 
 
-class CompactMatrix:
+class CompactMatrix(SeqRows):
     """Sign and int8 codes of every row; float32 vectors only for a query's short list."""
 
     def __init__(self, dimensions: int, fetch: Fetch, capacity: int = 1024) -> None:
@@ -85,13 +86,7 @@ class CompactMatrix:
         with self._lock.writing():
             self._reserve(self._size + len(seqs))
             for seq, vector in zip(seqs, vectors, strict=True):
-                row = self._row_of.get(seq)
-                if row is None:
-                    row = self._size
-                    self._size += 1
-                    self._row_of[seq] = row
-                    self._seqs[row] = seq
-                self._set_rows(row, vector.reshape(1, -1))
+                self._set_rows(self._row_for(seq), vector.reshape(1, -1))
 
     def extend(self, seqs: list[int], vectors: Matrix) -> None:
         """Append rows for seqs not in the matrix yet (opening: a block at a time)."""
@@ -105,19 +100,12 @@ class CompactMatrix:
 
     def remove(self, seqs: list[int]) -> None:
         with self._lock.writing():
-            for seq in seqs:
-                row = self._row_of.pop(seq, None)
-                if row is None:
-                    continue
-                last = self._size - 1
-                if row != last:
-                    moved = int(self._seqs[last])
-                    self._codes[row] = self._codes[last]
-                    self._steps[row] = self._steps[last]
-                    self._signs.copy_row(last, row)
-                    self._seqs[row] = moved
-                    self._row_of[moved] = row
-                self._size = last
+            self._drop_rows(seqs, self._move_row)
+
+    def _move_row(self, source: int, target: int) -> None:
+        self._codes[target] = self._codes[source]
+        self._steps[target] = self._steps[source]
+        self._signs.copy_row(source, target)
 
     def replace_all(self, seqs: list[int], vectors: Matrix) -> None:
         self.clear()

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from screvi_mcp.local.search.int8_scan import Int8Codes, score_error_bound
+from screvi_mcp.local.search.seq_rows import SeqRows
 from screvi_mcp.local.search.sign_scan import SignCodes
 
 Matrix = npt.NDArray[np.float32]
@@ -119,7 +120,7 @@ class SharedLock:
                     self._condition.notify_all()
 
 
-class VectorMatrix:
+class VectorMatrix(SeqRows):
     def __init__(self, dimensions: int, capacity: int = 1024) -> None:
         self.dimensions = dimensions
         self._vectors: Matrix = np.zeros((max(capacity, 1), dimensions), dtype=np.float32)
@@ -148,12 +149,7 @@ class VectorMatrix:
         with self._lock.writing():
             self._reserve(self._size + len(seqs))
             for seq, vector in zip(seqs, vectors, strict=True):
-                row = self._row_of.get(seq)
-                if row is None:
-                    row = self._size
-                    self._size += 1
-                    self._row_of[seq] = row
-                    self._seqs[row] = seq
+                row = self._row_for(seq)
                 self._vectors[row] = vector
                 if self._codes is not None:
                     self._codes.set_row(row, vector)
@@ -163,21 +159,14 @@ class VectorMatrix:
 
     def remove(self, seqs: list[int]) -> None:
         with self._lock.writing():
-            for seq in seqs:
-                row = self._row_of.pop(seq, None)
-                if row is None:
-                    continue
-                last = self._size - 1
-                if row != last:
-                    moved = int(self._seqs[last])
-                    self._vectors[row] = self._vectors[last]
-                    if self._codes is not None:
-                        self._codes.copy_row(last, row)
-                    if self._signs is not None:
-                        self._signs.copy_row(last, row)
-                    self._seqs[row] = moved
-                    self._row_of[moved] = row
-                self._size = last
+            self._drop_rows(seqs, self._move_row)
+
+    def _move_row(self, source: int, target: int) -> None:
+        self._vectors[target] = self._vectors[source]
+        if self._codes is not None:
+            self._codes.copy_row(source, target)
+        if self._signs is not None:
+            self._signs.copy_row(source, target)
 
     def replace_all(self, seqs: list[int], vectors: Matrix) -> None:
         """Become exactly these rows, in one copy (opening a 100k library must be quick)."""

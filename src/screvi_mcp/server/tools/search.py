@@ -10,7 +10,7 @@ from pydantic import Field
 
 from screvi_mcp.client import InvalidParameterError
 from screvi_mcp.contract import DEFAULT_MIN_RELEVANCE
-from screvi_mcp.models import SearchResult
+from screvi_mcp.models import SearchPage, SearchResult
 from screvi_mcp.server import render
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.errors import describe
@@ -87,24 +87,31 @@ async def search_highlights(
     text = render.highlights(result.data, result.pagination, response_format, "matches")
     if verify:
         text += doubted_note(result.data)
+    return text + _notes(result, min_relevance)
+
+
+def _notes(result: SearchPage, min_relevance: float | None) -> str:
+    """What the agent should know beside the matches: keyword-only search, an empty
+    answer at a high threshold, highlights not yet searchable by meaning."""
+    notes = ""
     if result.keyword_only_reason:
         # Only exact words can match: min_relevance changes nothing, so never suggest it.
-        text += (
+        notes += (
             f" Note: search here matches keywords only ({result.keyword_only_reason}), so "
             "only highlights containing these words are found; try other words, and tell "
             "the user if search by meaning is needed."
         )
     elif result.pagination.total == 0 and (min_relevance is None or min_relevance > 0.5):
-        text += " Try other words, or a lower min_relevance such as 0.5."
+        notes += " Try other words, or a lower min_relevance such as 0.5."
     if result.embedding_pending:
         lag = result.embedding_lag_seconds
         behind = "" if lag is None else f", about {max(1, round(lag))} s behind"
-        text += (
+        notes += (
             f" Note: {result.embedding_pending} recently written highlights are not "
             f"searchable by meaning yet{behind}; keyword matches include them. Search again "
             "later if a recent highlight is missing."
         )
-    return text
+    return notes
 
 
 def doubted_note(results: list[SearchResult]) -> str:

@@ -13,6 +13,7 @@ from screvi_mcp.local.storage.store.mirror_rows.rows import (
     Applied,
     Item,
     ensure_tag,
+    insert_row,
     json_or_null,
     live_seqs_of_source,
     set_links,
@@ -54,8 +55,46 @@ def _upsert_article(conn: sqlite3.Connection, article: Item, now: str, applied: 
             applied.unchanged += 1
         return
     url = str(article.get("url") or "")
-    title = article.get("title")
     saved_at = wire_time(article.get("saved_at")) or updated_at
+    renamed = _article_source(conn, article, source, url, saved_at, updated_at)
+    values = _article_values(article, article_id, url, saved_at)
+    existing = conn.execute("SELECT * FROM articles WHERE source_id = ?", (article_id,)).fetchone()
+    if existing is None:
+        insert_row(conn, "articles", {"source_id": article_id, **values})
+        applied.created += 1
+    else:
+        differs = (
+            source is None
+            or source["updated_at"] != updated_at
+            or any(existing[name] != value for name, value in values.items())
+        )
+        assignments = ", ".join(f"{name} = ?" for name in values)
+        conn.execute(
+            f"UPDATE articles SET {assignments} WHERE source_id = ?",
+            [*values.values(), article_id],
+        )
+        if differs:
+            applied.updated += 1
+        else:
+            applied.unchanged += 1
+    tag_ids = [ensure_tag(conn, tag, now) for tag in article.get("tags") or []]
+    set_links(conn, "source_tags", "source_id", article_id, tag_ids)
+    if renamed:
+        applied.changed_seqs.extend(live_seqs_of_source(conn, article_id))
+
+
+def _article_source(
+    conn: sqlite3.Connection,
+    article: Item,
+    source: sqlite3.Row | None,
+    url: str,
+    saved_at: str,
+    updated_at: str,
+) -> bool:
+    """Write the source row an article lives in (made if new); whether it was renamed (its
+    highlights' searchable text then changes)."""
+    article_id = wire_id(article["id"])
+    title = article.get("title")
     source_values: dict[str, Any] = {
         "author": article.get("author"),
         "image_url": article.get("image_url"),
@@ -82,9 +121,14 @@ def _upsert_article(conn: sqlite3.Connection, article: Item, now: str, applied: 
         f"UPDATE sources SET {assignments}, deleted_at = NULL WHERE id = ?",
         [*source_values.values(), article_id],
     )
+    return renamed
+
+
+def _article_values(article: Item, article_id: str, url: str, saved_at: str) -> dict[str, Any]:
+    """The stored reading-list columns of a live article."""
     canonical_url = article.get("canonical_url")
-    values: dict[str, Any] = {
-        "title": title,
+    return {
+        "title": article.get("title"),
         "url": url,
         "url_key": _url_key(url) or article_id,
         "canonical_url": canonical_url,
@@ -103,33 +147,6 @@ def _upsert_article(conn: sqlite3.Connection, article: Item, now: str, applied: 
         "published_date": wire_time(article.get("published_date")),
         "parse_state": str(article.get("parse_state") or "queued"),
     }
-    existing = conn.execute("SELECT * FROM articles WHERE source_id = ?", (article_id,)).fetchone()
-    if existing is None:
-        columns = ["source_id", *values]
-        conn.execute(
-            f"INSERT INTO articles({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-            [article_id, *values.values()],
-        )
-        applied.created += 1
-    else:
-        differs = (
-            source is None
-            or source["updated_at"] != updated_at
-            or any(existing[name] != value for name, value in values.items())
-        )
-        assignments = ", ".join(f"{name} = ?" for name in values)
-        conn.execute(
-            f"UPDATE articles SET {assignments} WHERE source_id = ?",
-            [*values.values(), article_id],
-        )
-        if differs:
-            applied.updated += 1
-        else:
-            applied.unchanged += 1
-    tag_ids = [ensure_tag(conn, tag, now) for tag in article.get("tags") or []]
-    set_links(conn, "source_tags", "source_id", article_id, tag_ids)
-    if renamed:
-        applied.changed_seqs.extend(live_seqs_of_source(conn, article_id))
 
 
 def articles_needing_detail(conn: sqlite3.Connection, limit: int = 1000) -> list[str]:

@@ -11,6 +11,7 @@ from screvi_mcp.local.storage.store.mirror_rows.rows import (
     Applied,
     Item,
     ensure_tag,
+    insert_row,
     insert_stub_source,
     metadata_json,
     set_links,
@@ -50,39 +51,12 @@ def _upsert_highlight(
         else:
             applied.unchanged += 1
         return
-    created_at = wire_time(highlight.get("created_at")) or updated_at
-    source = highlight.get("source")
-    source_id: str | None = None
-    if isinstance(source, Mapping) and source.get("id"):
-        source_id = wire_id(source["id"])
-        if conn.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone() is None:
-            applied.removed_seqs.extend(insert_stub_source(conn, source, created_at, now))
-    location = highlight.get("location")
-    values: dict[str, Any] = {
-        "source_id": source_id,
-        "content": str(highlight.get("content") or ""),
-        "note": highlight.get("note"),
-        "favorite": int(bool(highlight.get("favorite"))),
-        "url": highlight.get("url"),
-        "location": float(location) if location is not None else None,
-        "date": wire_time(highlight.get("date")),
-        "created_at": created_at,
-        "updated_at": updated_at,
-    }
-    metadata = metadata_json(highlight)
-    if metadata is not None:
-        values["metadata"] = metadata
+    values = _highlight_values(conn, highlight, updated_at, now, applied)
+    source_id = values["source_id"]
     differs = False
     if row is None:
         values["metadata"] = values.get("metadata") or "{}"
-        columns = ["id", *values]
-        cursor = conn.execute(
-            f"INSERT INTO highlights({', '.join(columns)}) "
-            f"VALUES ({', '.join('?' * len(columns))})",
-            [highlight_id, *values.values()],
-        )
-        assert cursor.lastrowid is not None
-        seq = int(cursor.lastrowid)
+        seq = insert_row(conn, "highlights", {"id": highlight_id, **values})
         applied.created += 1
         applied.changed_seqs.append(seq)
     else:
@@ -111,3 +85,33 @@ def _upsert_highlight(
     if retagged and row is not None and not differs:
         applied.unchanged -= 1
         applied.updated += 1
+
+
+def _highlight_values(
+    conn: sqlite3.Connection, highlight: Item, updated_at: str, now: str, applied: Applied
+) -> dict[str, Any]:
+    """The stored columns of a live highlight (metadata only when the answer carried it). A
+    source the mirror has not seen yet is stubbed, to be filled by its own list entry."""
+    created_at = wire_time(highlight.get("created_at")) or updated_at
+    source = highlight.get("source")
+    source_id: str | None = None
+    if isinstance(source, Mapping) and source.get("id"):
+        source_id = wire_id(source["id"])
+        if conn.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone() is None:
+            applied.removed_seqs.extend(insert_stub_source(conn, source, created_at, now))
+    location = highlight.get("location")
+    values: dict[str, Any] = {
+        "source_id": source_id,
+        "content": str(highlight.get("content") or ""),
+        "note": highlight.get("note"),
+        "favorite": int(bool(highlight.get("favorite"))),
+        "url": highlight.get("url"),
+        "location": float(location) if location is not None else None,
+        "date": wire_time(highlight.get("date")),
+        "created_at": created_at,
+        "updated_at": updated_at,
+    }
+    metadata = metadata_json(highlight)
+    if metadata is not None:
+        values["metadata"] = metadata
+    return values

@@ -53,6 +53,16 @@ def store_page(
     return applied
 
 
+def insert_row(conn: sqlite3.Connection, table: str, values: Mapping[str, Any]) -> int:
+    """INSERT one row of `values` (column -> value) into `table`; its rowid."""
+    cursor = conn.execute(
+        f"INSERT INTO {table}({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
+        list(values.values()),
+    )
+    assert cursor.lastrowid is not None
+    return int(cursor.lastrowid)
+
+
 def notify(library: Library, applied: Applied) -> None:
     """Tell the library's listeners (the semantic index) what a committed call changed."""
     removed = sorted(set(applied.removed_seqs))

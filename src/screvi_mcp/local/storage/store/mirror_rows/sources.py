@@ -10,6 +10,7 @@ from screvi_mcp.local.storage.store.mirror_rows.rows import (
     Applied,
     Item,
     ensure_tag,
+    insert_row,
     live_seqs_of_source,
     make_room_for_self,
     metadata_json,
@@ -56,11 +57,8 @@ def _upsert_source(conn: sqlite3.Connection, source: Item, now: str, applied: Ap
     created_at = wire_time(source.get("created_at"))
     if row is None:
         values["metadata"] = values.get("metadata") or "{}"
-        columns = ["id", *values, "created_at", "updated_at"]
-        conn.execute(
-            f"INSERT INTO sources({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-            [source_id, *values.values(), created_at or now, now],
-        )
+        stamps = {"created_at": created_at or now, "updated_at": now}
+        insert_row(conn, "sources", {"id": source_id, **values, **stamps})
         applied.created += 1
     else:
         if created_at is not None:
