@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from search_rows import LibraryRows
 
+from screvi_mcp.local.search.fusion import SemanticMatch
 from screvi_mcp.local.storage.library import Library
 
 
@@ -43,3 +44,59 @@ def test_named_source_sees_sources_and_highlights_written_after_it_last_looked(
     assert named_source(conn, question) is None
     rows.delete_source(emerson)
     assert named_source(conn, "what does Ralph say about conformity") is None
+
+
+def test_similarities_of_many_cosines_are_each_cosines_similarity_bit_for_bit() -> None:
+    import random
+
+    from screvi_mcp.local.search.calibration import MINILM, Calibration
+
+    draw = random.Random(7)
+    for curve in (MINILM, Calibration(bias=-29.56, slope=31.90), Calibration(-800.0, 1.0)):
+        cosines = [draw.uniform(-1.0, 1.0) for _ in range(2000)]
+        cosines += [curve.min_cosine(r) for r in (0.3, 0.72, 0.9)] + [-1.0, 0.0, 1.0]
+        expected = [curve.similarity(cosine).hex() for cosine in cosines]
+        assert [value.hex() for value in curve.similarities(cosines)] == expected
+
+
+def test_fusion_orders_by_score_then_cosine_then_keyword_rank_then_first_appearance() -> None:
+    # The definition, spelled out slowly, against the lean loop of fusion.py: random lists
+    # with overlaps, a highlight in both semantic lists, and cosine ties.
+    import random
+
+    from screvi_mcp.local.search.fusion import SemanticMatch, reciprocal_rank_fusion
+
+    draw = random.Random(11)
+    for _ in range(200):
+        pool = list(range(draw.randint(40, 300)))
+        keyword = draw.sample(pool, draw.randint(0, len(pool)))
+        semantic = sorted(
+            (SemanticMatch(s, round(draw.random(), 1), 0.5) for s in draw.sample(pool, 40)[:30]),
+            key=lambda match: -match.cosine,
+        )
+        later = [SemanticMatch(s, round(draw.random(), 1), 0.5) for s in draw.sample(pool, 5)]
+        offset = draw.randint(0, 2)
+        fused = reciprocal_rank_fusion(keyword, semantic, later=later, later_offset=offset)
+        expected = _fused_by_definition(keyword, semantic, later, offset)
+        assert [(hit.seq, hit.relevance, hit.semantic) for hit in fused] == expected
+
+
+def _fused_by_definition(
+    keyword: list[int], semantic: list[SemanticMatch], later: list[SemanticMatch], offset: int
+) -> list[tuple[int, float, SemanticMatch | None]]:
+    from screvi_mcp.local.search.fusion import RRF_K
+
+    places = {m.seq: (rank, m) for rank, m in enumerate(later, start=1 + offset)}
+    for rank, m in enumerate(semantic, start=1):
+        places[m.seq] = (min(rank, places.get(m.seq, (rank, m))[0]), m)
+    first = list(dict.fromkeys(keyword + [m.seq for m in semantic + later]))
+    keyed = []
+    for position, seq in enumerate(first):
+        k_rank = keyword.index(seq) + 1 if seq in keyword else None
+        place = places.get(seq)
+        score = 0.0 if k_rank is None else 1.0 / (RRF_K + k_rank)
+        score += 0.0 if place is None else 1.0 / (RRF_K + place[0])
+        cosine = 1.0 if place is None else -place[1].cosine
+        rank = len(keyword) + 1 if k_rank is None else k_rank
+        keyed.append(((-score, cosine, rank, position), (seq, score, place and place[1])))
+    return [hit for _, hit in sorted(keyed)]
