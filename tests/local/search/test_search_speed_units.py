@@ -130,3 +130,31 @@ class _CountSpy:
     def nearest(self, query: object, size: int, count: int) -> object:
         self.counts.append(count)
         return self.signs.nearest(query, size, count)  # type: ignore[attr-defined]
+
+
+def test_the_keyword_side_drops_highlights_of_a_source_deleted_after_it_last_looked(
+    library: Library, rows: LibraryRows
+) -> None:
+    # The deleted sources' ids are cached per connection until anything is committed.
+    from screvi_mcp.local.search.filters import Filters
+    from screvi_mcp.local.search.keyword import keyword_ranking
+    from screvi_mcp.local.storage import clock
+
+    manual, other = rows.source("Sleep Manual"), rows.source("Night Notes")
+    mine = rows.highlight("Sleep comes easily after a long walk.", manual, notify=False)
+    theirs = rows.highlight("Sleep comes late in summer.", other, notify=False)
+    orphan = rows.highlight("Sleep is a habit.", notify=False)
+    conn = library.connection()
+
+    def found() -> set[int]:
+        return set(keyword_ranking(conn, "sleep", Filters(), 100))
+
+    assert found() == {mine, theirs, orphan}
+    rows.delete_source(manual)  # through the writer's connection
+    assert found() == {theirs, orphan}
+    conn.execute("UPDATE sources SET deleted_at = ? WHERE id = ?", (clock.now(), other))
+    conn.commit()  # through this very connection
+    assert found() == {orphan}
+    conn.execute("UPDATE sources SET deleted_at = NULL")
+    conn.commit()
+    assert found() == {mine, theirs, orphan}

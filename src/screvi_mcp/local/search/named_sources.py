@@ -16,9 +16,9 @@ typed with a capital, or typed in any case when the query holds the whole title:
 from __future__ import annotations
 
 import sqlite3
-import threading
 from dataclasses import dataclass, field
 
+from screvi_mcp.local.search.connection_cache import cached
 from screvi_mcp.local.search.keyword import WORD, words
 from screvi_mcp.local.search.stopwords import STOPWORDS
 
@@ -142,31 +142,21 @@ class _Source:
 
 @dataclass
 class _SourceTable:
-    """A connection's view of the live sources, valid while `version` holds."""
+    """A connection's view of the live sources (connection_cache.py)."""
 
-    version: tuple[int, int]
     sources: list[_Source]
     by_word: dict[str, list[int]]  # a title or author word -> rows of `sources` holding it
     rare: dict[str, bool] = field(default_factory=dict)  # _is_rare_in_text's answers
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-# Connections are per thread (Library.connection), so is this cache: (connection, table) by
-# id(connection), the connection held so that its id is not reused while cached.
-_CACHED_CONNECTIONS = 8
-_tables = threading.local()
 
 
 def _source_table(conn: sqlite3.Connection) -> _SourceTable:
-    """The cached table, rebuilt when anything was committed since it was read: by another
-    connection (`PRAGMA data_version` moves) or by this one (`total_changes` moves)."""
-    version = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
-    cached: dict[int, tuple[sqlite3.Connection, _SourceTable]] = _tables.__dict__.setdefault(
-        "by_connection", {}
-    )
-    entry = cached.get(id(conn))
-    if entry is not None and entry[0] is conn and entry[1].version == version:
-        return entry[1]
+    return cached(conn, "named_sources", _read_source_table)
+
+
+def _read_source_table(conn: sqlite3.Connection) -> _SourceTable:
     sources: list[_Source] = []
     by_word: dict[str, list[int]] = {}
     rows = conn.execute(
@@ -185,8 +175,4 @@ def _source_table(conn: sqlite3.Connection) -> _SourceTable:
         )
         for word in set(words(name or "")) | set(words(author or "")):
             by_word.setdefault(word, []).append(row)
-    table = _SourceTable(version, sources, by_word)
-    if len(cached) >= _CACHED_CONNECTIONS:
-        cached.clear()
-    cached[id(conn)] = (conn, table)
-    return table
+    return _SourceTable(sources, by_word)
