@@ -158,3 +158,22 @@ def test_the_keyword_side_drops_highlights_of_a_source_deleted_after_it_last_loo
     conn.execute("UPDATE sources SET deleted_at = NULL")
     conn.commit()
     assert found() == {mine, theirs, orphan}
+
+
+def test_admitted_seqs_drops_highlights_of_deleted_sources_with_and_without_filters(
+    library: Library, rows: LibraryRows
+) -> None:
+    from screvi_mcp.local.search.filters import Filters, admitted_seqs
+
+    kept, gone = rows.source("Kept Book"), rows.source("Gone Book")
+    mine = rows.highlight("a line", kept, notify=False)
+    theirs = rows.highlight("a line", gone, notify=False)
+    orphan = rows.highlight("a line", notify=False)
+    dead = rows.highlight("a line", kept, notify=False)
+    rows.delete(dead)
+    rows.delete_source(gone)
+    conn = library.connection()
+    everything = [mine, theirs, orphan, dead, 10_000]
+    assert admitted_seqs(conn, Filters(), everything) == {mine, orphan}
+    assert admitted_seqs(conn, Filters(favorite=False), everything) == {mine, orphan}
+    assert admitted_seqs(conn, Filters(), everything, live=False) == set(everything) - {10_000}

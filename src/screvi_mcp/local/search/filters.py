@@ -117,9 +117,12 @@ def admitted_seqs(
     """Which of `among` pass the filters (and are live, unless `live` is False)."""
     if not among:
         return set()
-    sql_filter = build_sql_filter(conn, filters, live)
+    # Liveness alone needs no source row (the multilingual side's unfiltered check).
+    joined = filters.restricts
+    sql_filter = build_sql_filter(conn, filters, live, sources_joined=joined)
+    source_join = " LEFT JOIN sources s ON s.id = h.source_id" if joined else ""
     rows = conn.execute(
-        "SELECT h.seq FROM highlights h LEFT JOIN sources s ON s.id = h.source_id"
+        f"SELECT h.seq FROM highlights h{source_join}"
         f" WHERE h.seq IN (SELECT value FROM json_each(?)) AND {sql_filter.where}",
         (json.dumps(among), *sql_filter.params),
     )
