@@ -102,36 +102,6 @@ def _fused_by_definition(
     return [hit for _, hit in sorted(keyed)]
 
 
-def test_the_sign_pass_re_scores_fewer_candidates_of_wider_vectors() -> None:
-    np = pytest.importorskip("numpy")
-    from screvi_mcp.local.search import vectors
-
-    draw = np.random.default_rng(3)
-    for dimensions, per_result in ((384, 10), (768, 5)):
-        rows = draw.standard_normal((4000, dimensions)).astype(np.float32)
-        rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-        matrix = vectors.VectorMatrix(dimensions)
-        matrix.replace_all(list(range(4000)), rows)
-        matrix.set_sign_from_rows(0)
-        matrix.sign_min_candidates = 0
-        spy = _CountSpy(matrix._signs)
-        matrix._signs = spy  # type: ignore[assignment]
-        found = matrix.top(rows[7], -1.0, 100)
-        assert spy.counts == [per_result * 100] and found[0][0] == 7
-
-
-class _CountSpy:
-    """Sign codes that record how many candidates each scan asked for."""
-
-    def __init__(self, signs: object) -> None:
-        self.signs = signs
-        self.counts: list[int] = []
-
-    def nearest(self, query: object, size: int, count: int) -> object:
-        self.counts.append(count)
-        return self.signs.nearest(query, size, count)  # type: ignore[attr-defined]
-
-
 def test_the_keyword_side_drops_highlights_of_a_source_deleted_after_it_last_looked(
     library: Library, rows: LibraryRows
 ) -> None:

@@ -46,14 +46,6 @@ RESCORE_EXTRA = 256
 SIGN_FROM_ROWS = 50_000
 SIGN_CANDIDATES = 10
 SIGN_MIN_CANDIDATES = 1000
-# From this width half as many: twice the bits make the Hamming distance a sharper estimate.
-# Measured on the benchmark's 100k all-mpnet-base-v2 library (768-d, 2026-11-26, 100
-# queries, against the exact scan): 5 per result kept the same top 100 in 100/100 queries
-# and 99.3% of the top 1,000 on average (90.9% at worst), 10 kept 99.9% (97.0%); MiniLM's
-# 384-d at 10 keeps 99.4% (89.1%). The re-score gathers 15 MB instead of 30: CPU p50 of a
-# warm search 17.4 ms against 19.7 in the same run, the same first page in 100/100.
-SIGN_WIDE_FROM_DIMENSIONS = 768
-SIGN_WIDE_CANDIDATES = 5
 
 
 # Candidate rows are gathered for the re-score this many at a time, into a buffer that
@@ -140,9 +132,7 @@ class VectorMatrix:
         self.sign_from_rows = SIGN_FROM_ROWS
         # Rows re-scored after the sign pass: this many per result asked for, at least the
         # minimum (attributes so that tests can tighten them on a small library).
-        self.sign_candidates = (
-            SIGN_WIDE_CANDIDATES if dimensions >= SIGN_WIDE_FROM_DIMENSIONS else SIGN_CANDIDATES
-        )
+        self.sign_candidates = SIGN_CANDIDATES
         self.sign_min_candidates = SIGN_MIN_CANDIDATES
         self._signs: SignCodes | None = None  # built once the matrix reaches sign_from_rows
 
