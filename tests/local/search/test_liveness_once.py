@@ -48,9 +48,11 @@ def test_an_unfiltered_search_checks_liveness_once(
     live_checks: list[bool] = []
     original = filters_module.build_sql_filter
 
-    def counting(conn: object, filters: filters_module.Filters, live: bool = True) -> object:
+    def counting(
+        conn: object, filters: filters_module.Filters, live: bool = True, **kwargs: bool
+    ) -> object:
         live_checks.append(live)
-        return original(conn, filters, live)  # type: ignore[arg-type]
+        return original(conn, filters, live, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(filters_module, "build_sql_filter", counting)
     from screvi_mcp.local.search import keyword

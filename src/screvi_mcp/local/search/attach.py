@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from screvi_mcp.local.search import interim, keyword_only, multilingual, registry
+from screvi_mcp.local.search import blas_threads, interim, keyword_only, multilingual, registry
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.preflight import LOCAL_EXTRA_HINT
 
@@ -75,6 +75,7 @@ def attach_semantic_index(
             _warn_once(reason)
             keyword_only.record(library, reason)
             return None
+        blas_threads.use_one_blas_thread()  # numpy is loaded by now (the index imports it)
         index.load()
         library.add_listener(index)
         registry.register(library, index)

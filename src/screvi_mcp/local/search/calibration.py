@@ -68,7 +68,21 @@ class Calibration:
         return similarity_of(self.chance(cosine))
 
     def similarities(self, cosines: list[float]) -> list[float]:
-        return [self.similarity(cosine) for cosine in cosines]
+        """`similarity` of each cosine, with the same float operations in the same order
+        (a search calls it on up to 1,000 matches: three Python calls each cost about 0.5 ms
+        at 100k). A vectorised `exp` would not be bit for bit `math.exp`."""
+        bias, slope, exp = self.bias, self.slope, math.exp
+        low, high = DEFAULT_MIN_RELEVANCE, 1.0 - DEFAULT_MIN_RELEVANCE
+        result: list[float] = []
+        for cosine in cosines:
+            logit = bias + slope * cosine
+            chance = 1.0 / (1.0 + exp(-logit)) if logit > -700 else 0.0
+            if chance <= RELEVANT_AT_DEFAULT:
+                result.append(low * chance / RELEVANT_AT_DEFAULT)
+            else:
+                spread = (chance - RELEVANT_AT_DEFAULT) / (1.0 - RELEVANT_AT_DEFAULT)
+                result.append(low + high * spread)
+        return result
 
     def min_cosine(self, min_relevance: float) -> float:
         """The raw cosine whose similarity is `min_relevance`: -1 (no cut) at 0, above any

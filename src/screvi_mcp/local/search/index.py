@@ -414,8 +414,10 @@ class SemanticIndex:
         else:
             kept = self._filtered_top(conn, query, filters, min_cosine, limit)
         similarities = self.calibration.similarities([cosine for _, cosine in kept])
+        # Up to 1,000 matches: tuple.__new__ skips the named tuple's Python-level __new__.
+        new_match = tuple.__new__
         return [
-            SemanticMatch(seq, cosine, similarity)
+            new_match(SemanticMatch, (seq, cosine, similarity))
             for (seq, cosine), similarity in zip(kept, similarities, strict=True)
         ]
 
