@@ -176,7 +176,9 @@ def test_the_server_installs_the_default_model_in_the_background_and_moves_to_it
         try:
             server.wait_for("wait for the lock", "another screvi-mcp process is installing it")
             assert "installing all-mpnet-base-v2 in the background" in server.text()
-            # Meanwhile MiniLM answers, by meaning.
+            # Meanwhile MiniLM answers, by meaning. (The lock line is logged while the app
+            # starts, before the port is bound: wait until it answers.)
+            server.wait_for("an answer", lambda: bool(server.search(key)))
             assert "tomatoes" in str(server.search(key)[0]["content"])
             assert index.requests == []
             fcntl.flock(held.fileno(), fcntl.LOCK_UN)
@@ -233,6 +235,7 @@ def test_a_failed_install_is_bounded_logged_in_one_line_and_backs_off(
     server = Server(clean_python, path, env, tmp_path / "server.log")
     try:
         server.wait_for("failure", "was not installed in the background")
+        server.wait_for("an answer", lambda: bool(server.search(key)))
         assert "tomatoes" in str(server.search(key)[0]["content"])  # MiniLM keeps answering
     finally:
         server.stop()
