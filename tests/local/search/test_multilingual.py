@@ -311,6 +311,14 @@ def test_a_non_english_answer_takes_the_place_the_multilingual_model_gives_it(
 
 
 @needs_models
+def test_the_english_models_cosine_orders_the_non_english_matches(mixed_shared: Mixed) -> None:
+    """The English model reads a French text's names and shared words: with a tenth of its
+    cosine beside e5's, the answer e5 alone ranks behind another French match leads."""
+    assert mixed_shared.top("how often should I oil my bike chain", 1) == ["fr_velo_chaine"]
+    assert mixed_shared.top("riding into a strong headwind", 1) == ["fr_velo_vent"]
+
+
+@needs_models
 def test_english_answers_keep_first_place_beside_the_multilingual_model(
     mixed_shared: Mixed,
 ) -> None:

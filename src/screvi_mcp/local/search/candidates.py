@@ -3,8 +3,8 @@
 - keyword: highlights holding every word of the query (keyword.py), by bm25;
 - semantic: the English model's matches (index.py), or the multilingual model's for a
   query in another language (multilingual.py);
-- later: an English query's non-English matches, by the multilingual model, each with its
-  place in fusion (multilingual.later_places);
+- later: an English query's non-English matches, by the multilingual model (with a tenth
+  of the English model's cosine), each with its place in fusion (multilingual.later_places);
 - named: for a query naming a source or author, that source's matches for the rest of it
   (named_sources.py).
 
@@ -76,6 +76,7 @@ def gather(library: Library, text: str, filters: Filters, min_relevance: float) 
     finally:
         keyword, named = keyword_side.result()
         later = later_side.result() if later_side is not None else []
+    later = multilingual.ordered_later(library, text, later)
     places = multilingual.later_places(library, text, semantic, later)
     return Candidates(keyword, semantic, later, places, named)
 

@@ -48,6 +48,11 @@ SETTING_ENV = "SCREVI_MULTILINGUAL"
 # docs/search.md).
 CROSS_LANGUAGE_GAP = 0.015
 CROSS_RANK_DEPTH = 50
+# An English query's non-English matches are ordered by the multilingual cosine plus this
+# much of the English model's: that model reads the names, numbers and shared words of a
+# non-English text. Fitted on the tuning half (0-0.2; 0.08-0.12 best: top-3 / MRR
+# 0.87 / 0.81 -> 0.88 / 0.81, en>xx 0.67 -> 0.75).
+ENGLISH_MODEL_WEIGHT = 0.1
 # At most this many non-English matches join an English query's results.
 LATER_LIMIT = 10
 
@@ -153,6 +158,18 @@ def later_matches(
     return index.ranking(
         library.connection(), text, filters, min_relevance, LATER_LIMIT, non_english_only=True
     )
+
+
+def ordered_later(library: Library, text: str, later: list[SemanticMatch]) -> list[SemanticMatch]:
+    """An English query's non-English matches, best first by the multilingual cosine plus
+    `ENGLISH_MODEL_WEIGHT` times the English model's (a few stored vectors read, ~0.2 ms)."""
+    from screvi_mcp.local.search.index import SemanticIndex
+
+    english = registry.semantic_index_for(library)
+    if len(later) < 2 or not isinstance(english, SemanticIndex):
+        return later
+    cosines = english.cosines(text, [match.seq for match in later])
+    return sorted(later, key=lambda m: -(m.cosine + ENGLISH_MODEL_WEIGHT * cosines.get(m.seq, 0.0)))
 
 
 def later_places(
