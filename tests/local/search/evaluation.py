@@ -6,7 +6,8 @@
 - semantic: the semantic side as search builds it from both models, with no threshold
   (its best case for ranking): a non-English query ranked by the multilingual model, an
   English query by the English model with the multilingual model's non-English matches
-  fused after `LATER_OFFSET` places, exactly as in `engine.search` minus the keyword side. For
+  fused at their places (`multilingual.later_places`), exactly as in `engine.search`
+  minus the keyword side. For
   negatives, the same at the default thresholds;
 - plain: `engine.search` with every cut off (`min_relevance=0`): the plain fused ranking;
 - hybrid: `engine.search` exactly as a client calls it, default parameters;
@@ -201,7 +202,7 @@ class LabelledLibrary:
         text = searched(SearchQuery(q=q)).q.strip()
         found = candidates.gather(self.library, text, Filters(), min_relevance)
         fused = reciprocal_rank_fusion(
-            [], found.semantic, later=found.later, later_offset=multilingual.LATER_OFFSET
+            [], found.semantic, later=found.later, later_places=found.later_places
         )
         return [self.key_of[hit.seq] for hit in fused[:DEPTH]]
 

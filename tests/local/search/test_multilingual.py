@@ -134,12 +134,12 @@ def test_english_with_de_and_apostrophes_stays_english(text: str) -> None:
 # --- fusion: the later list ---------------------------------------------------------------
 
 
-def test_later_list_enters_after_the_offset() -> None:
+def test_later_list_enters_at_its_places() -> None:
     english = [SemanticMatch(1, 0.5, 0.8), SemanticMatch(2, 0.45, 0.78)]
     foreign = [SemanticMatch(9, 0.83, 0.85)]
-    fused = reciprocal_rank_fusion([], english, later=foreign, later_offset=2)
+    fused = reciprocal_rank_fusion([], english, later=foreign, later_places=[3])
     assert [hit.seq for hit in fused] == [1, 2, 9]
-    alone = reciprocal_rank_fusion([], [], later=foreign, later_offset=2)
+    alone = reciprocal_rank_fusion([], [], later=foreign)
     assert [hit.seq for hit in alone] == [9]  # with no English answer it leads
     assert alone[0].match_type == "semantic"
 
@@ -149,9 +149,36 @@ def test_a_highlight_in_both_semantic_lists_gets_one_vote() -> None:
     overtake MiniLM's best English match by adding the two."""
     english = [SemanticMatch(seq, 0.5 - seq / 100, 0.8) for seq in range(1, 11)]
     foreign = [SemanticMatch(10, 0.83, 0.85)]
-    fused = reciprocal_rank_fusion([], english, later=foreign, later_offset=1)
+    fused = reciprocal_rank_fusion([], english, later=foreign, later_places=[2])
     assert fused[0].seq == 1  # two votes would put 10 first (1/70 + 1/62 > 1/61)
     assert 10 in [hit.seq for hit in fused[:3]]
+
+
+def test_a_non_english_match_is_placed_by_the_multilingual_models_own_ranking() -> None:
+    """Its place among the English model's matches is where the multilingual model puts it
+    among them (its cosine raised by the gap across languages), not a fixed second place:
+    ahead of English matches that model scores lower, behind those it scores higher."""
+    from screvi_mcp.local.search.multilingual import CROSS_LANGUAGE_GAP, places_among
+
+    english_cosines = [0.86, 0.82, 0.80]  # the English model's 1st, 2nd, 3rd by the other
+    answer = SemanticMatch(9, 0.83, 0.73)  # scores 0.83 + gap across languages
+    near_miss = SemanticMatch(8, 0.79 - CROSS_LANGUAGE_GAP, 0.72)
+    assert places_among(english_cosines, [answer, near_miss]) == [2, 5]
+    english = [SemanticMatch(seq, 0.6 - seq / 100, 0.8) for seq in (1, 2, 3)]
+    fused = reciprocal_rank_fusion([], english, later=[answer, near_miss], later_places=[2, 5])
+    # The answer shares place 2 with the English 2nd (and wins the tie on its cosine); the
+    # near miss follows every English match.
+    assert [hit.seq for hit in fused] == [1, 9, 2, 3, 8]
+
+
+def test_the_querys_own_words_win_a_tie_in_fusion() -> None:
+    """A tag or name match (keyword 1st, no semantic match above the cut) and a non-English
+    semantic match at place 1 share a fused score: the one holding the query's words goes
+    first, whatever the other's raw cosine."""
+    foreign = [SemanticMatch(9, 0.83, 0.73)]
+    fused = reciprocal_rank_fusion([4], [], later=foreign, later_places=[1])
+    assert [hit.seq for hit in fused] == [4, 9]
+    assert fused[0].relevance == fused[1].relevance
 
 
 # --- start-up check ----------------------------------------------------------------------
@@ -272,11 +299,32 @@ def test_french_query_finds_an_english_highlight(mixed_shared: Mixed) -> None:
 
 
 @needs_models
+def test_a_non_english_answer_takes_the_place_the_multilingual_model_gives_it(
+    mixed_shared: Mixed,
+) -> None:
+    """e5 scores these answers above the English model's best matches (their cosine raised
+    by the gap across languages), so they lead; a fixed second place put an English near
+    miss first, and an answer e5 ranks 2nd among the non-English ones 4th."""
+    assert mixed_shared.top("bark beetles killed the spruce trees", 1) == ["de_fichten"]
+    assert mixed_shared.top("witches gather on the mountain on Walpurgis night", 1) == ["de_hexen"]
+    assert "fr_velo_vent" in mixed_shared.top("riding into a strong headwind", 3)
+
+
+@needs_models
+def test_the_english_models_cosine_orders_the_non_english_matches(mixed_shared: Mixed) -> None:
+    """The English model reads a French text's names and shared words: with a tenth of its
+    cosine beside e5's, the answer e5 alone ranks behind another French match leads."""
+    assert mixed_shared.top("how often should I oil my bike chain", 1) == ["fr_velo_chaine"]
+    assert mixed_shared.top("riding into a strong headwind", 1) == ["fr_velo_vent"]
+
+
+@needs_models
 def test_english_answers_keep_first_place_beside_the_multilingual_model(
     mixed_shared: Mixed,
 ) -> None:
-    """An English query's non-English matches enter the fusion from place 2 on
-    (multilingual.LATER_OFFSET): they may follow an English answer, never pass it."""
+    """An English query's non-English matches enter the fusion behind the English matches
+    the multilingual model also scores higher (multilingual.later_places): these queries'
+    English answers keep first place."""
     from screvi_mcp.local.search import multilingual
 
     queries = [

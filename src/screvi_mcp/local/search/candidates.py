@@ -3,7 +3,8 @@
 - keyword: highlights holding every word of the query (keyword.py), by bm25;
 - semantic: the English model's matches (index.py), or the multilingual model's for a
   query in another language (multilingual.py);
-- later: an English query's non-English matches, by the multilingual model;
+- later: an English query's non-English matches, by the multilingual model (with a tenth
+  of the English model's cosine), each with its place in fusion (multilingual.later_places);
 - named: for a query naming a source or author, that source's matches for the rest of it
   (named_sources.py).
 
@@ -43,6 +44,7 @@ class Candidates:
     keyword: list[int]  # highlight seqs, best first
     semantic: list[SemanticMatch] = field(default_factory=list)
     later: list[SemanticMatch] = field(default_factory=list)
+    later_places: list[int] = field(default_factory=list)  # each later match's place in fusion
     named: list[SemanticMatch] = field(default_factory=list)
 
 
@@ -74,7 +76,9 @@ def gather(library: Library, text: str, filters: Filters, min_relevance: float) 
     finally:
         keyword, named = keyword_side.result()
         later = later_side.result() if later_side is not None else []
-    return Candidates(keyword, semantic, later, named)
+    later = multilingual.ordered_later(library, text, later)
+    places = multilingual.later_places(library, text, semantic, later)
+    return Candidates(keyword, semantic, later, places, named)
 
 
 def semantic_side(

@@ -64,7 +64,7 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
     found = candidates.gather(library, text, query.filters(), min_relevance)
     fused = lead_with_source(
         reciprocal_rank_fusion(
-            found.keyword, found.semantic, later=found.later, later_offset=multilingual.LATER_OFFSET
+            found.keyword, found.semantic, later=found.later, later_places=found.later_places
         ),
         found.named,
         NAMED_SOURCE_LEAD,

@@ -394,6 +394,14 @@ class SemanticIndex:
                 self._query_cache.popitem(last=False)
         return vector
 
+    def cosines(self, text: str, seqs: list[int]) -> dict[int, float]:
+        """The query's cosine with each of a few `seqs` that has a stored vector, read from
+        the library (whichever form the matrix takes)."""
+        found, vectors = self._stored_vectors(seqs)
+        if not found:
+            return {}
+        return dict(zip(found, (vectors @ self.query_vector(text)).tolist(), strict=True))
+
     def semantic_ranking(
         self,
         conn: sqlite3.Connection,

@@ -141,6 +141,13 @@ class LanguageSplitMatrix(VectorMatrix):
         super().clear()
         self.foreign.clear()
 
+    def cosines(self, query: np.ndarray, seqs: list[int]) -> list[float]:
+        """The query's cosine with each of `seqs` that has a vector here (others skipped)."""
+        with self._lock.reading():
+            rows = [self._row_of[seq] for seq in seqs if seq in self._row_of]
+            scores = self._vectors[rows] @ query if rows else np.zeros(0, dtype=np.float32)
+        return [float(score) for score in scores]
+
     def spread(self, query: np.ndarray) -> tuple[float, float]:
         """Mean and standard deviation of the query's cosine over the library (sampled)."""
         return self._sample.spread(query) or (0.0, 1.0)
