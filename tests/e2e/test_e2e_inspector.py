@@ -57,6 +57,10 @@ class Inspector:
                 "--format",
                 "json",
                 "--quiet",
+                # Its default, 30 s to connect, is what a stdio server's start took on a
+                # machine loaded 19 deep (eight sessions on two cores): the call failed there.
+                "--connect-timeout",
+                "120000",
                 *method,
             ],
             env=self.env,
