@@ -59,7 +59,7 @@ def test_similarities_of_many_cosines_are_each_cosines_similarity_bit_for_bit() 
         assert [value.hex() for value in curve.similarities(cosines)] == expected
 
 
-def test_fusion_orders_by_score_then_cosine_then_keyword_rank_then_first_appearance() -> None:
+def test_fusion_orders_by_score_then_words_then_cosine_then_keyword_rank_then_appearance() -> None:
     # The definition, spelled out slowly, against the lean loop of fusion.py: random lists
     # with overlaps, a highlight in both semantic lists, and cosine ties.
     import random
@@ -75,18 +75,18 @@ def test_fusion_orders_by_score_then_cosine_then_keyword_rank_then_first_appeara
             key=lambda match: -match.cosine,
         )
         later = [SemanticMatch(s, round(draw.random(), 1), 0.5) for s in draw.sample(pool, 5)]
-        offset = draw.randint(0, 2)
-        fused = reciprocal_rank_fusion(keyword, semantic, later=later, later_offset=offset)
-        expected = _fused_by_definition(keyword, semantic, later, offset)
+        places = sorted(draw.sample(range(1, 40), len(later)))
+        fused = reciprocal_rank_fusion(keyword, semantic, later=later, later_places=places)
+        expected = _fused_by_definition(keyword, semantic, later, places)
         assert [(hit.seq, hit.relevance, hit.semantic) for hit in fused] == expected
 
 
 def _fused_by_definition(
-    keyword: list[int], semantic: list[SemanticMatch], later: list[SemanticMatch], offset: int
+    keyword: list[int], semantic: list[SemanticMatch], later: list[SemanticMatch], at: list[int]
 ) -> list[tuple[int, float, SemanticMatch | None]]:
     from screvi_mcp.local.search.fusion import RRF_K
 
-    places = {m.seq: (rank, m) for rank, m in enumerate(later, start=1 + offset)}
+    places = {m.seq: (rank, m) for rank, m in zip(at, later, strict=True)}
     for rank, m in enumerate(semantic, start=1):
         places[m.seq] = (min(rank, places.get(m.seq, (rank, m))[0]), m)
     first = list(dict.fromkeys(keyword + [m.seq for m in semantic + later]))
@@ -98,7 +98,10 @@ def _fused_by_definition(
         score += 0.0 if place is None else 1.0 / (RRF_K + place[0])
         cosine = 1.0 if place is None else -place[1].cosine
         rank = len(keyword) + 1 if k_rank is None else k_rank
-        keyed.append(((-score, cosine, rank, position), (seq, score, place and place[1])))
+        words_last = k_rank is None  # at equal scores, the hit holding the query's words first
+        keyed.append(
+            ((-score, words_last, cosine, rank, position), (seq, score, place and place[1]))
+        )
     return [hit for _, hit in sorted(keyed)]
 
 

@@ -67,8 +67,8 @@ def reciprocal_rank_fusion(
     no_keyword_rank = len(keyword) + 1
     # A sort key per hit, built once: (-score, outside the keyword list, -cosine or 1 for
     # none, keyword rank, order of first appearance: keyword list, then semantic, then
-    # later), which settles full ties as a stable sort would. Up to 2,000 hits at 100k: the loop is kept lean
-    # (tuple.__new__ skips the named tuple's Python-level __new__; same objects).
+    # later), which settles full ties as a stable sort would. Up to 2,000 hits at 100k:
+    # the loop is kept lean (tuple.__new__ skips the named tuple's Python-level __new__).
     order = dict.fromkeys(
         [*keyword, *(match.seq for match in semantic), *(match.seq for match in later)]
     )
