@@ -32,15 +32,16 @@ log = logging.getLogger("screvi_mcp.local.search")
 def start_default_model(library: Library) -> bool:
     """Start installing and moving to all-mpnet-base-v2 in the background, where this
     library serves with MiniLM although no model was chosen; True when started."""
+    from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID
     from screvi_mcp.local.search.mpnet import auto
 
     index = _english_index(library)
-    if index is None or auto.skip_reason() is not None:
+    # The model id first: a library already on the default model (or a model of its own)
+    # costs its first request no file-system checks (skip_reason creates the model cache).
+    if index is None or index.embedder.model_id != DEFAULT_MODEL_ID:
         return False
-    from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID
-
-    if index.embedder.model_id != DEFAULT_MODEL_ID:
-        return False  # already the default (or a model of its own)
+    if auto.skip_reason() is not None:
+        return False
     return auto.start(id(library), lambda: move_to_default(library), library.on_close)
 
 
