@@ -10,9 +10,14 @@ from mirror_testkit import StandIn, seed
 from test_sync import assert_same
 
 from screvi_mcp import cli
+from testsupport.servers import free_port
 
-# Nothing listens here: a check that must happen before any request is shown to.
-NOBODY = "http://127.0.0.1:18799/api/v1"
+
+@pytest.fixture
+def nobody() -> str:
+    """An API root where nothing listens (a port free a moment ago, chosen per test): a
+    check that must happen before any request is shown to, or the connection is refused."""
+    return f"http://127.0.0.1:{free_port()}/api/v1"
 
 
 def _sync(
@@ -32,7 +37,10 @@ def _sync(
 
 
 def test_odd_library_paths_are_refused_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    nobody: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A folder or a file that is not a library ended in a SQLite traceback; a typo in the
     folder silently made a new mirror there. Refused as every other command refuses them."""
@@ -44,7 +52,7 @@ def test_odd_library_paths_are_refused_in_one_line(
         (notes, "is not a screvi-mcp library"),
         (typo, "does not exist"),
     ):
-        code, err = _sync(capsys, monkeypatch, library, key="sk_live_x", base_url=NOBODY)
+        code, err = _sync(capsys, monkeypatch, library, key="sk_live_x", base_url=nobody)
         assert code == 2, err
         assert expected in err and "Traceback" not in err
         assert "sk_live_x" not in err
@@ -86,17 +94,20 @@ def test_a_first_sync_refused_by_the_server_does_not_bind_the_mirror_to_its_mist
 
 
 def test_a_base_url_short_of_the_api_root_is_refused_as_the_server_refuses_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    nobody: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`screvi-mcp` itself refuses a SCREVI_BASE_URL that does not end at /api/v1 with a line
     saying which address to use; `sync` sent requests to it and reported "No such endpoint:
     GET /tags ... run again to continue", which no re-run could fix."""
     library = tmp_path / "mirror.sqlite3"
     code, err = _sync(
-        capsys, monkeypatch, library, key="sk_live_x", base_url="http://127.0.0.1:18799"
+        capsys, monkeypatch, library, key="sk_live_x", base_url=nobody.removesuffix("/api/v1")
     )
     assert code == 2, err
-    assert "use http://127.0.0.1:18799/api/v1" in err and "run again" not in err
+    assert f"use {nobody}" in err and "run again" not in err
     assert not library.exists()
 
 
@@ -114,7 +125,10 @@ def test_a_refused_key_is_reported_as_a_key_problem_not_as_something_to_retry(
 
 
 def test_an_address_where_nothing_answers_is_reported_at_once_not_after_minutes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    nobody: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A mistyped port or no network: the sync's patient retries (made for an outage in the
     middle of a long run) kept a new user waiting about 80 s for "run again". The first
@@ -123,9 +137,9 @@ def test_an_address_where_nothing_answers_is_reported_at_once_not_after_minutes(
 
     library = tmp_path / "mirror.sqlite3"
     started = time.monotonic()
-    code, err = _sync(capsys, monkeypatch, library, key="sk_live_x", base_url=NOBODY)
+    code, err = _sync(capsys, monkeypatch, library, key="sk_live_x", base_url=nobody)
     assert time.monotonic() - started < 15, err
     assert code == 1, err
-    assert "nothing answers at http://127.0.0.1:18799/api/v1" in err
+    assert f"nothing answers at {nobody}" in err
     assert "SCREVI_BASE_URL" in err and "Traceback" not in err and "sk_live_x" not in err
     assert not library.exists()
