@@ -58,7 +58,9 @@ async def test_a_library_damaged_while_serving_is_named_with_what_to_do(
             ("list_sources", {"per_page": MAX_PER_PAGE, "page": 3}),
         ):
             text = await call_error(client, tool, arguments)
-            assert_tool_error(text, "library_damaged", "damaged", "screvi-mcp check", "backup")
+            assert_tool_error(
+                text, "library_damaged", "damaged", "screvi-mcp check", "backup", "screvi-mcp sync"
+            )
             assert "try again" not in text.lower()
     # The same pages read back the same: the client does not resend.
     assert not [r for r in caplog.records if "retrying" in r.getMessage()]

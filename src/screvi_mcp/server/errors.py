@@ -161,7 +161,8 @@ _BY_CODE: dict[str, str] = {
     extensions.LIBRARY_DAMAGED: (
         "The library file is damaged, so it cannot be read. Next: tell the user to stop "
         "the server, run `screvi-mcp check`, and restore the library from a backup or an "
-        "export; calling again will not help."
+        "export (a mirror can instead be moved aside and made anew with `screvi-mcp sync`); "
+        "calling again will not help."
     ),
 }
 

@@ -178,7 +178,8 @@ BUSY = ApiError(
 
 DAMAGED = (
     "The library file is damaged ({reason}), so it cannot be read or written; "
-    "run `screvi-mcp check`, then restore the library from a backup or an export"
+    "run `screvi-mcp check`, then restore the library from a backup or an export "
+    "(a mirror can instead be moved aside and made anew with `screvi-mcp sync`)"
 )
 
 
