@@ -79,6 +79,9 @@ def test_a_minilm_library_moves_to_the_new_model_with_minilm_answering_meanwhile
         new = registry.semantic_index_for(library)
         assert isinstance(new, SemanticIndex) and new.model_id == index_model_id(new_model)
         assert library.get_setting(MODEL_SETTING) == new.model_id
+        # The new model's backlog is queued by the time the move returns, not by its worker's
+        # first round: a wait for the queue to drain found it empty under load.
+        assert _count(library, "SELECT count(*) FROM embedding_queue") == len(TEXTS)
         # Every highlight is findable by meaning at once, through MiniLM's copied vectors.
         assert _count(library, "SELECT count(*) FROM interim_embeddings") == len(TEXTS)
         copied = (

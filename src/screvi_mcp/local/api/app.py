@@ -138,8 +138,9 @@ def create_app(
         # Loads stored vectors (never re-embeds); None, keyword-only, without the extra.
         if background_work:
             attach_semantic_index(library)
-            # MiniLM only because the default model is missing: install it in the background.
-            start_default_model(library)
+            # MiniLM only because the default model is missing: install it in the background;
+            # article passages follow the highlights onto it.
+            start_default_model(library, lambda: passage_index.follow_english_model(library))
             passage_index.attach(library)  # article passages' vectors, embedded by their worker
         fetcher = Fetcher(AddressPolicy.from_env(allow_private_networks))
         worker = ArticleWorker(library, fetcher)

@@ -34,8 +34,10 @@ def multilingual_for(library: Library) -> MultilingualPassageIndex | None:
     return _MULTILINGUAL.get(library)
 
 
-def attach(library: Library) -> PassageIndex | None:
-    """Load the passage vectors and start the worker that embeds queued passages."""
+def attach(library: Library, *, queue_now: bool = False) -> PassageIndex | None:
+    """Load the passage vectors and start the worker that embeds queued passages. Passages
+    lacking a vector are queued on the worker's thread, or with `queue_now` before this
+    returns (so that whoever waits for the queue to drain never sees it empty first)."""
     with _lock:
         existing = _INDEXES.get(library)
         if existing is not None:
@@ -64,6 +66,8 @@ def attach(library: Library) -> PassageIndex | None:
         drain(library)
         index.queue_missing()
 
+    if queue_now:
+        index.queue_missing()
     index.worker.start(first=first)
     if foreign is not None:
         _start_multilingual(library, foreign)
@@ -79,6 +83,32 @@ def _start_multilingual(library: Library, index: MultilingualPassageIndex) -> No
         index.queue_missing()
 
     index.worker.start(first=first)
+
+
+def follow_english_model(library: Library) -> bool:
+    """Re-attach the passage index when the configured English model is no longer the one
+    it embeds with: after the background move to the default model (model_move.py), which
+    passes this as its `on_moved`. True when re-attached.
+
+    Passages have no fast-model tables as highlights do, so this is what a restart did:
+    the new index loads the vectors it has (none, the first time), queues every passage
+    for the new model, and a passage is found by keywords until its new vector exists. The
+    multilingual passage index is re-attached with it (its vectors are kept, only reloaded).
+    """
+    index = _INDEXES.get(library)
+    if index is None or library.closed:
+        return False
+    try:
+        from screvi_mcp.local.search.embedder import load_embedder
+
+        model_id = load_embedder().model_id
+    except Exception as exc:  # the new model failed to load: keep the one that works
+        log.info("article passages stay on %s (%s)", index.embedder.model_id, exc)
+        return False
+    if model_id == index.embedder.model_id:
+        return False
+    detach(library)
+    return attach(library, queue_now=True) is not None
 
 
 def drain(library: Library) -> int:

@@ -11,16 +11,19 @@ the fast model is MiniLM's int8 build (a different model id): then its queue re-
 
 `start_default_model` is what an embedded library's server calls after attaching: it starts
 the background install (mpnet/auto.py) when this library uses MiniLM only because the
-default was missing or not yet moved to.
+default was missing or not yet moved to. Its `on_moved` lets what else embeds with the
+English model follow (the app re-attaches article passages: local/passages/attach.py).
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from screvi_mcp.local.search import embedding_queue, registry
-from screvi_mcp.local.search.vector_tables import INTERIM_TABLES, MINILM_TABLES
+from screvi_mcp.local.search.vector_tables import INTERIM_TABLES, MINILM_TABLES, VectorTables
 from screvi_mcp.local.storage.library import Library
 
 if TYPE_CHECKING:
@@ -29,9 +32,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("screvi_mcp.local.search")
 
 
-def start_default_model(library: Library) -> bool:
+def start_default_model(library: Library, on_moved: Callable[[], object] = lambda: None) -> bool:
     """Start installing and moving to all-mpnet-base-v2 in the background, where this
-    library serves with MiniLM although no model was chosen; True when started."""
+    library serves with MiniLM although no model was chosen; True when started. `on_moved`
+    runs on the install's thread once the highlights have moved."""
     from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID
     from screvi_mcp.local.search.mpnet import auto
 
@@ -42,12 +46,13 @@ def start_default_model(library: Library) -> bool:
         return False
     if auto.skip_reason() is not None:
         return False
-    return auto.start(id(library), lambda: move_to_default(library), library.on_close)
+    return auto.start(id(library), lambda: move_to_default(library, on_moved), library.on_close)
 
 
-def move_to_default(library: Library) -> bool:
-    """Move the library's English index to the configured model (mpnet, now installed);
-    True when moved. Search stays keyword-only only while the indexes are re-attached."""
+def move_to_default(library: Library, on_moved: Callable[[], object] = lambda: None) -> bool:
+    """Move the library's English index to the configured model (mpnet, now installed),
+    then call `on_moved`; True when moved. Search stays keyword-only only while the indexes
+    are re-attached."""
     from screvi_mcp.local.search import embedding_rows
     from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
     from screvi_mcp.local.search.embedder import EmbeddingModelError, load_embedder
@@ -69,6 +74,9 @@ def move_to_default(library: Library) -> bool:
     library.set_setting(embedding_rows.MODEL_SETTING, new_id)
     with library.write() as conn:  # copied above; mpnet's vectors replace them one by one
         embedding_rows.delete_other_models(conn, new_id)
+        # Queued here, before the new worker starts (not by its first round): whoever waits
+        # for the queue to drain must not find it empty before the backlog is in it.
+        _queue_all_missing(conn, new_id, MINILM_TABLES)
     if library.closed or attach_semantic_index(library) is None:
         return False
     log.warning(
@@ -77,6 +85,7 @@ def move_to_default(library: Library) -> bool:
         MPNET_NAME,
         len(embedding_rows.missing_seqs(library.connection(), new_id)),
     )
+    on_moved()
     return True
 
 
@@ -84,8 +93,6 @@ def seed_fast_tables(library: Library, minilm_id: str, new_id: str) -> None:
     """Copy MiniLM's English vectors into the fast tables and queue every highlight still
     without a `new_id` vector there, in one transaction (a write after it queues itself
     through migration 0017's triggers)."""
-    from screvi_mcp.local.search import embedding_rows
-
     with library.write() as conn:
         conn.execute(
             f"INSERT INTO {INTERIM_TABLES.vectors}(seq, model, text_hash, vector)"
@@ -94,9 +101,16 @@ def seed_fast_tables(library: Library, minilm_id: str, new_id: str) -> None:
             " text_hash = excluded.text_hash, vector = excluded.vector",
             (minilm_id,),
         )
-        waiting = embedding_rows.missing_seqs(conn, new_id)
-        queued = embedding_queue.in_queue(conn, waiting, INTERIM_TABLES)
-        embedding_queue.enqueue(conn, [seq for seq in waiting if seq not in queued], INTERIM_TABLES)
+        _queue_all_missing(conn, new_id, INTERIM_TABLES)
+
+
+def _queue_all_missing(conn: sqlite3.Connection, new_id: str, queue: VectorTables) -> None:
+    """Queue in `queue` every live highlight without a `new_id` vector, not queued yet."""
+    from screvi_mcp.local.search import embedding_rows
+
+    waiting = embedding_rows.missing_seqs(conn, new_id)
+    queued = embedding_queue.in_queue(conn, waiting, queue)
+    embedding_queue.enqueue(conn, [seq for seq in waiting if seq not in queued], queue)
 
 
 def _english_index(library: Library) -> SemanticIndex | None:
