@@ -16,6 +16,12 @@ BUSY = "busy"
 # Resending reads the same pages, so the client does not.
 LIBRARY_DAMAGED = "library_damaged"
 
+# The largest request body read, in bytes: by the embedded REST API (413 payload_too_large)
+# and by the MCP server over HTTP (server/body_limit.py). The largest valid body, a bulk
+# create of 100 highlights with content and note at 20,000 characters each, is about 8 MB as
+# UTF-8 and up to 24 MB with every character \u-escaped; 32 MiB leaves room for metadata.
+MAX_BODY_BYTES = 32 * 1024 * 1024
+
 # GET: passage search inside saved articles (docs/articles.md).
 ARTICLE_SEARCH_PATH = "ext/articles/search"
 ARTICLE_SEARCH_MAX_PER_PAGE = 50

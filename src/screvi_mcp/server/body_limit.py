@@ -14,11 +14,10 @@ from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from screvi_mcp import contract
+from screvi_mcp import contract, extensions
 
-# The same bound as the embedded REST API's request bodies
-# (local/api/request_pipeline.py, MAX_BODY_BYTES).
-MAX_MCP_BODY_BYTES: Final = 32 * 1024 * 1024
+# The same bound as the embedded REST API's request bodies.
+MAX_MCP_BODY_BYTES: Final = extensions.MAX_BODY_BYTES
 
 
 def too_large_body(limit: int) -> bytes:

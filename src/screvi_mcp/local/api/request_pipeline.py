@@ -74,10 +74,8 @@ def error_response(error: ApiError, headers: dict[str, str] | None = None) -> JS
     )
 
 
-# The largest request body read, in bytes. The largest valid body, a bulk create of 100
-# highlights with content and note at 20,000 characters each, is about 8 MB as UTF-8 and up to
-# 24 MB with every character \u-escaped; 32 MiB leaves room for metadata.
-MAX_BODY_BYTES = 32 * 1024 * 1024
+# The largest request body read, in bytes (why 32 MiB: extensions.py).
+MAX_BODY_BYTES = extensions.MAX_BODY_BYTES
 
 
 def _too_large(limit: int) -> ApiError:
@@ -236,6 +234,94 @@ def _without_waiting(
             return key, None
 
 
+def _call_for(request: Request) -> Callable[[ApiKey, Any], Call]:
+    """The `Call` of this request for an admitted key and a body. Read here, on the event
+    loop, not in a worker thread: nothing of Starlette's request crosses over."""
+    state = request.app.state
+    params = QueryParams(request.query_params)
+    path = dict(request.path_params)
+    base = root_url(request)
+    prefer = preferences(request)
+
+    def call_for(key: ApiKey, payload: Any) -> Call:
+        return Call(
+            library=state.library,
+            params=params,
+            path=path,
+            body=payload,
+            key=key,
+            root_url=base,
+            state=state,
+            preferences=prefer,
+        )
+
+    return call_for
+
+
+@dataclass(frozen=True)
+class _Route:
+    """How one endpoint answers (see `endpoint`)."""
+
+    handler: Handler | None
+    write: bool
+    body: bool
+    async_handler: AsyncHandler | None
+    no_wait: bool
+
+    async def reply(self, request: Request, secret: str | None, headers: dict[str, str]) -> Reply:
+        call_for = _call_for(request)
+        if not self.body and self.handler is not None:
+            return await self._checks_and_handler_together(request, secret, headers, call_for)
+        state = request.app.state
+        key = await anyio.to_thread.run_sync(_admit, state, secret, self.write, headers)
+        payload = require_json_object(await read_body(request)) if self.body else None
+        call = call_for(key, payload)
+        if self.async_handler is not None:
+            return await self.async_handler(call)
+        assert self.handler is not None
+        return await anyio.to_thread.run_sync(self.handler, call)
+
+    async def _checks_and_handler_together(
+        self,
+        request: Request,
+        secret: str | None,
+        headers: dict[str, str],
+        call_for: Callable[[ApiKey, Any], Call],
+    ) -> Reply:
+        """No body to read in between: one worker-thread hop, or none for `no_wait`."""
+        state, handler = request.app.state, self.handler
+        assert handler is not None
+
+        def admit_and_handle() -> Reply:
+            if self.no_wait:
+                state.library.prepare_reads_without_waiting()
+            return handler(call_for(_admit(state, secret, self.write, headers), None))
+
+        key, answered = (
+            _without_waiting(state, secret, headers, handler, call_for)
+            if self.no_wait and NO_WAIT_READS
+            else (None, None)
+        )
+        if answered is not None:
+            return answered
+        if key is not None:  # admitted, but the read would have waited
+            return await anyio.to_thread.run_sync(handler, call_for(key, None))
+        return await anyio.to_thread.run_sync(admit_and_handle)
+
+
+def _failure(request: Request, error: Exception, headers: dict[str, str]) -> Response:
+    """The spec's error body for whatever a request raised."""
+    if isinstance(error, ApiError):
+        return error_response(error, headers)
+    if isinstance(error, StoreError):
+        return error_response(from_store(error), headers)
+    if isinstance(error, sqlite3.OperationalError) and _would_wait(error):
+        # SQLite's lock wait ran out before the transaction began: nothing was written,
+        # and a client may say so rather than call the outcome unknown.
+        return error_response(BUSY, {**headers, "Retry-After": "1"})
+    return _internal_error(request, error, headers)
+
+
 def endpoint(
     handler: Handler | None = None,
     *,
@@ -254,75 +340,19 @@ def endpoint(
     """
     if no_wait and (write or body or handler is None):
         raise ValueError("only a read without a body can run on the event loop")
+    route = _Route(handler, write, body, async_handler, no_wait)
 
     async def run(request: Request) -> Response:
-        state = request.app.state
         headers: dict[str, str] = {}
         try:
-            secret = auth.presented_key(request)
-            # Read here, not in a worker thread: nothing of Starlette's request crosses over.
-            params = QueryParams(request.query_params)
-            path = dict(request.path_params)
-            base = root_url(request)
-            prefer = preferences(request)
-
-            def call_for(key: ApiKey, payload: Any) -> Call:
-                return Call(
-                    library=state.library,
-                    params=params,
-                    path=path,
-                    body=payload,
-                    key=key,
-                    root_url=base,
-                    state=state,
-                    preferences=prefer,
-                )
-
-            if not body and handler is not None:
-                sync_handler = handler
-
-                def admit_and_handle() -> Reply:
-                    if no_wait:
-                        state.library.prepare_reads_without_waiting()
-                    return sync_handler(call_for(_admit(state, secret, write, headers), None))
-
-                key, answered = (
-                    _without_waiting(state, secret, headers, sync_handler, call_for)
-                    if no_wait and NO_WAIT_READS
-                    else (None, None)
-                )
-                if answered is not None:
-                    reply = answered
-                elif key is not None:  # admitted, but the read would have waited
-                    reply = await anyio.to_thread.run_sync(sync_handler, call_for(key, None))
-                else:
-                    reply = await anyio.to_thread.run_sync(admit_and_handle)
-            else:
-                key = await anyio.to_thread.run_sync(_admit, state, secret, write, headers)
-                payload = require_json_object(await read_body(request)) if body else None
-                call = call_for(key, payload)
-                if async_handler is not None:
-                    reply = await async_handler(call)
-                else:
-                    assert handler is not None
-                    reply = await anyio.to_thread.run_sync(handler, call)
+            reply = await route.reply(request, auth.presented_key(request), headers)
             # Rendered inside the try: a body JSON cannot encode must be a JSON 500 too,
             # not the server's plain-text one.
             return JSONResponse(
                 reply.body, status_code=reply.status, headers={**headers, **reply.headers}
             )
-        except ApiError as error:
-            return error_response(error, headers)
-        except StoreError as error:
-            return error_response(from_store(error), headers)
-        except sqlite3.OperationalError as error:
-            if not _would_wait(error):
-                return _internal_error(request, error, headers)
-            # SQLite's lock wait ran out before the transaction began: nothing was written,
-            # and a client may say so rather than call the outcome unknown.
-            return error_response(BUSY, {**headers, "Retry-After": "1"})
         except Exception as error:
-            return _internal_error(request, error, headers)
+            return _failure(request, error, headers)
 
     _PIPELINE_ENDPOINTS.add(run)
     return run
