@@ -101,6 +101,56 @@ async def _health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
+# /ext/ holds extensions of the API, not in the spec.
+_API_ROUTES: list[BaseRoute] = [
+    *highlights.routes,
+    *search.routes,
+    *sources.routes,
+    *articles.routes,
+    *tags.routes,
+    *passages.routes,
+]
+
+
+def _set_state(
+    app: Starlette,
+    library: Library,
+    rate_limit_per_minute: int | None,
+    skill_path: Path | None,
+    max_body_bytes: int,
+) -> None:
+    """What the request pipeline and the routes read from `app.state`."""
+    limit = rate_limit_per_minute or int(
+        library.get_setting(RATE_LIMIT_SETTING, str(DEFAULT_RATE_LIMIT)) or DEFAULT_RATE_LIMIT
+    )
+    app.state.library = library
+    app.state.rate_limiter = KeyRateLimiter(limit)
+    # Without --rate-limit, the library's setting is read per request, as the
+    # subscription is: `screvi-mcp library rate-limit N` applies to a running server.
+    app.state.rate_limit_setting = (
+        None
+        if rate_limit_per_minute
+        else lambda: int(library.get_setting(RATE_LIMIT_SETTING) or DEFAULT_RATE_LIMIT)
+    )
+    app.state.skill_path = skill_path or bundled_skill_path()
+    app.state.max_body_bytes = max_body_bytes
+
+
+def _attach_indexes(library: Library) -> None:
+    """Load stored vectors (never re-embedding); keyword-only without the extra."""
+    attach_semantic_index(library)
+    # MiniLM only because the default model is missing: install it in the background;
+    # article passages follow the highlights onto it.
+    start_default_model(library, lambda: passage_index.follow_english_model(library))
+    passage_index.attach(library)  # article passages' vectors, embedded by their worker
+
+
+async def _detach_indexes(library: Library) -> None:
+    """Stop the embedding workers: what they had not embedded stays queued in the file."""
+    await anyio.to_thread.run_sync(detach_semantic_index, library)
+    await anyio.to_thread.run_sync(passage_index.detach, library)
+
+
 def create_app(
     library_path: Path | str,
     *,
@@ -121,27 +171,9 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         library = Library.open(library_path)
-        limit = rate_limit_per_minute or int(
-            library.get_setting(RATE_LIMIT_SETTING, str(DEFAULT_RATE_LIMIT)) or DEFAULT_RATE_LIMIT
-        )
-        app.state.library = library
-        app.state.rate_limiter = KeyRateLimiter(limit)
-        # Without --rate-limit, the library's setting is read per request, as the
-        # subscription is: `screvi-mcp library rate-limit N` applies to a running server.
-        app.state.rate_limit_setting = (
-            None
-            if rate_limit_per_minute
-            else lambda: int(library.get_setting(RATE_LIMIT_SETTING) or DEFAULT_RATE_LIMIT)
-        )
-        app.state.skill_path = skill_path or bundled_skill_path()
-        app.state.max_body_bytes = max_body_bytes
-        # Loads stored vectors (never re-embeds); None, keyword-only, without the extra.
+        _set_state(app, library, rate_limit_per_minute, skill_path, max_body_bytes)
         if background_work:
-            attach_semantic_index(library)
-            # MiniLM only because the default model is missing: install it in the background;
-            # article passages follow the highlights onto it.
-            start_default_model(library, lambda: passage_index.follow_english_model(library))
-            passage_index.attach(library)  # article passages' vectors, embedded by their worker
+            _attach_indexes(library)
         fetcher = Fetcher(AddressPolicy.from_env(allow_private_networks))
         worker = ArticleWorker(library, fetcher)
         app.state.fetcher = fetcher
@@ -156,24 +188,14 @@ def create_app(
             if fetches:
                 await worker.stop()
             await fetcher.aclose()
-            # Stops the embedding worker: what it had not embedded stays queued in the file.
-            await anyio.to_thread.run_sync(detach_semantic_index, library)
-            await anyio.to_thread.run_sync(passage_index.detach, library)
+            await _detach_indexes(library)
             library.close()
 
-    api_routes: list[Route] = [
-        *highlights.routes,
-        *search.routes,
-        *sources.routes,
-        *articles.routes,
-        *tags.routes,
-        *passages.routes,  # /ext/: extensions of the API, not in the spec
-    ]
     return Starlette(
         routes=[
             Route("/health", _health, methods=["GET"]),
             *skill.routes,
-            Mount(API_PREFIX, routes=api_routes),
+            Mount(API_PREFIX, routes=_API_ROUTES),
         ],
         exception_handlers={HTTPException: _http_error},
         lifespan=lifespan,
