@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from screvi_mcp import contract
 from screvi_mcp.cli.common import (
     DEFAULT_HOST,
     add_library_option,
@@ -177,7 +178,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         type=int,
         default=None,
         metavar="N",
-        help="requests per minute per key (default: the library's setting, else 100)",
+        help="requests per minute per key (default: the library's setting, else "
+        f"{contract.RATE_LIMIT_PER_MINUTE})",
     )
     api.add_argument(
         "--allow-private-networks",

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING
 
-from screvi_mcp import config
+from screvi_mcp import config, contract
 from screvi_mcp.cli.common import (
     DEFAULT_HOST,
     StartupFailed,
@@ -75,8 +75,8 @@ _ENVIRONMENT = (
     ),
     (
         config.RATE_LIMIT_ENV,
-        "hosted mode: requests per minute per key the client keeps under (default 100, the "
-        "hosted API's)",
+        "hosted mode: requests per minute per key the client keeps under (default "
+        f"{contract.RATE_LIMIT_PER_MINUTE}, the hosted API's)",
     ),
 )
 ENVIRONMENT_HELP = "\n".join(

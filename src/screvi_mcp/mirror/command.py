@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from screvi_mcp import config, extensions
-from screvi_mcp.contract import MAX_PER_PAGE
+from screvi_mcp.contract import MAX_PER_PAGE, RATE_LIMIT_PER_MINUTE
 
 if TYPE_CHECKING:
     from screvi_mcp.mirror.report import PhaseProgress
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_REQUESTS_PER_MINUTE,
         metavar="N",
         help=f"request budget (default {DEFAULT_REQUESTS_PER_MINUTE}, under the hosted limit "
-        "of 100; leave room for other apps using the same key)",
+        f"of {RATE_LIMIT_PER_MINUTE}; leave room for other apps using the same key)",
     )
     parser.add_argument(
         "--per-page",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from screvi_mcp.contract import MAX_AUTHOR, MAX_SOURCE_NAME
 from screvi_mcp.local.fetching.extract import ExtractedArticle
 from screvi_mcp.local.fetching.social import SocialPost
 from screvi_mcp.local.fetching.urls import host_of, normalise_url, same_site
@@ -115,8 +116,8 @@ def tweet_source_for(conn: sqlite3.Connection, post: SocialPost) -> str:
         "created_at, updated_at) VALUES (?, ?, 'tweet', ?, ?, ?, ?, ?, ?, ?)",
         (
             source_id,
-            post.source_name[:500],
-            post.author_handle[:300],
+            post.source_name[:MAX_SOURCE_NAME],
+            post.author_handle[:MAX_AUTHOR],
             post.avatar_url,
             post.author_url,
             post.ref.platform,

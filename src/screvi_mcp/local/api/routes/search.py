@@ -9,6 +9,7 @@ from screvi_mcp.contract import (
     DEFAULT_PER_PAGE,
     MAX_QUERY_CHARS,
     MAX_SEARCH_PER_PAGE,
+    MAX_SOURCE_NAME,
     MAX_TAG_NAME,
     SOURCE_TYPES,
 )
@@ -33,7 +34,7 @@ def search_highlights(call: Call) -> Reply:
         raise invalid_parameter({"q": f"must be at most {MAX_QUERY_LENGTH} characters"})
     query = SearchQuery(
         q=raw_q,
-        source=params.string("source", max_length=500),
+        source=params.string("source", max_length=MAX_SOURCE_NAME),
         tag=params.string("tag", max_length=MAX_TAG_NAME),
         types=params.choices("types", SOURCE_TYPES),
         favorite=params.boolean("favorite"),

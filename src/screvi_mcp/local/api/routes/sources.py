@@ -8,6 +8,7 @@ from screvi_mcp.contract import (
     DEFAULT_PER_PAGE,
     DEFAULT_SOURCE_HIGHLIGHTS_PER_PAGE,
     MAX_PER_PAGE,
+    MAX_SOURCE_NAME,
     SOURCE_LIST_EXTRA_TYPES,
     SOURCE_TYPES,
 )
@@ -24,7 +25,7 @@ def list_sources(call: Call) -> Reply:
     params = call.params
     filters = sources.SourceFilters(
         type=params.choice("type", LIST_TYPES),
-        search=params.string("search", max_length=500),
+        search=params.string("search", max_length=MAX_SOURCE_NAME),
         updated_since=params.timestamp("updated_since"),
         include_deleted=bool(params.boolean("include_deleted")),
         include_empty=bool(params.boolean("include_empty")),

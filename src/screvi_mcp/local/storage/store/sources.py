@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from screvi_mcp.contract import expand_types
+from screvi_mcp.contract import DEFAULT_SOURCE_HIGHLIGHTS_PER_PAGE, expand_types
 from screvi_mcp.local.storage import clock
 from screvi_mcp.local.storage.ids import is_uuid
 from screvi_mcp.local.storage.inputs import SourceCreate
@@ -86,7 +86,7 @@ def get(
     conn: sqlite3.Connection,
     source_id: str,
     page: int = 1,
-    per_page: int = 50,
+    per_page: int = DEFAULT_SOURCE_HIGHLIGHTS_PER_PAGE,
     *,
     include_metadata: bool = False,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
