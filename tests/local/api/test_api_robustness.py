@@ -8,6 +8,8 @@ from typing import Any
 
 from api_testkit import Api, OpenApi
 
+from screvi_mcp import contract
+
 
 async def test_out_of_range_values_are_422_not_500(asgi_api: Api) -> None:
     for body, field in [
@@ -169,7 +171,8 @@ async def test_a_chunked_body_is_counted_as_it_arrives(open_api: OpenApi) -> Non
 
 
 async def test_the_default_body_limit_admits_the_largest_valid_bulk(asgi_api: Api) -> None:
-    """100 highlights with content and note at their 20,000-character maximum each."""
-    item = {"content": "é" * 20000, "note": "ü" * 20000}
-    response = await asgi_api.post("/highlights/bulk", {"highlights": [item] * 100})
+    """A full bulk with content and note at their maximum length each."""
+    longest = contract.MAX_HIGHLIGHT_TEXT
+    item = {"content": "é" * longest, "note": "ü" * longest}
+    response = await asgi_api.post("/highlights/bulk", {"highlights": [item] * contract.MAX_BULK})
     assert response.status_code == 201, response.text[:200]
