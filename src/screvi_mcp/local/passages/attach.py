@@ -108,6 +108,8 @@ def follow_english_model(library: Library) -> bool:
     if model_id == index.embedder.model_id:
         return False
     detach(library)
+    if library.closed:  # the server stopped meanwhile: nothing to attach to
+        return False
     return attach(library, queue_now=True) is not None
 
 
