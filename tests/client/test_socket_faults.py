@@ -30,6 +30,7 @@ from screvi_mcp.client import (
 from screvi_mcp.server.app import build_server
 from screvi_mcp.server.backend import Backend, BackendConfig
 from screvi_mcp.server.errors import describe
+from testsupport.servers import free_port
 
 OK_BODY = json.dumps({"data": []}).encode()
 HTML_BODY = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
@@ -179,14 +180,6 @@ async def test_refused_connection_is_retried_even_for_a_post(sleeps: Sleeps) -> 
 # What the agent is told: a write whose outcome is unknown is never "just try again" --------
 
 
-def _closed_port() -> int:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
-
-
 @pytest.mark.parametrize("fault", ["silent", "reset", "html502"])
 async def test_a_write_with_an_unknown_outcome_says_so_and_how_to_check(
     sleeps: Sleeps, fault: str
@@ -216,7 +209,7 @@ async def test_a_failed_read_may_simply_be_tried_again(sleeps: Sleeps, fault: st
 
 
 async def test_a_write_that_never_left_may_simply_be_tried_again(sleeps: Sleeps) -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/api/v1"
+    url = f"http://127.0.0.1:{free_port()}/api/v1"  # closed: nobody listens
     async with client_for(url, sleeps, retries=0) as client:
         with pytest.raises(ScreviConnectionError) as caught:
             await client.create_highlight("x")
