@@ -64,7 +64,7 @@ Samples = dict[str, tuple[list[float], list[float]]]
 
 def measure(path: Path, query_count: int) -> dict[str, Any]:
     from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
-    from screvi_mcp.local.search.judge_tokens import SHARED, TokenCache
+    from screvi_mcp.local.search.judge_tokens import TokenCache
     from screvi_mcp.local.storage.library import Library
 
     library = Library.open(path)
@@ -73,7 +73,9 @@ def measure(path: Path, query_count: int) -> dict[str, Any]:
         raise RuntimeError("the 'local' extra is needed for this benchmark")
     names = ["search", "verify_new", "verify_repeat", "judge_new", "judge_repeat"]
     own_tokens = None
-    if index.embedder.model_id != SHARED.embedder().model_id:
+    tokens = index.verifier.tokens  # type: ignore[attr-defined]
+    tokens.token_vectors(["loads the token model before the clock runs"])
+    if index.embedder.model_id != tokens.embedder().model_id:
         names.append("judge_own_model_tokens")
         own_tokens = TokenCache(lambda: index.embedder)
         own_tokens.token_vectors(["loads the token model before the clock runs"])
@@ -102,17 +104,17 @@ def _one_query(library: Any, index: Any, q: str, samples: Samples, own_tokens: A
     from screvi_mcp.local.search.filters import Filters
     from screvi_mcp.local.search.index import VERIFY_LIMIT
     from screvi_mcp.local.search.judge import JudgeVerifier
-    from screvi_mcp.local.search.judge_tokens import SHARED
 
     conn = library.connection()
     search(library, SearchQuery(q=q))  # warm: the query vector is cached after this
     _timed(lambda: search(library, SearchQuery(q=q)), *samples["search"])
     verified = SearchQuery(q=q, min_relevance=0.0, verify=True)
-    SHARED.clear()  # new: the query and its matches were never judged
+    tokens = index.verifier.tokens
+    tokens.clear()  # new: the query and its matches were never judged
     for name in ("verify_new", "verify_repeat"):
         _timed(lambda: search(library, verified), *samples[name])
     matches = index.semantic_ranking(conn, q, Filters(), 0.0, VERIFY_LIMIT)
-    SHARED.clear()
+    tokens.clear()
     for name in ("judge_new", "judge_repeat"):
         _timed(lambda: index.verify(conn, q, matches), *samples[name])
     if own_tokens is not None:  # before: the ranking model's own token vectors, uncached

