@@ -56,6 +56,7 @@ class TokenCache:
         self._entries: OrderedDict[bytes, TokenSet] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._loading = threading.Lock()
         self.computed = 0  # texts run through the model (tests and the benchmark read it)
 
     def token_vectors(self, texts: list[str]) -> list[TokenSet]:
@@ -78,8 +79,9 @@ class TokenCache:
         return [found[key] for key in keys]
 
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = self._load()
+        with self._loading:  # two first verifies at once build the model once
+            if self._embedder is None:
+                self._embedder = self._load()
         return self._embedder
 
     def clear(self) -> None:
