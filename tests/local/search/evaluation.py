@@ -358,7 +358,7 @@ def judged_pairs(
 
     index = semantic_index_for(labelled.library)
     assert index is not None
-    judge = JudgeVerifier(index.embedder)  # type: ignore[attr-defined]
+    judge = JudgeVerifier(index.verifier.weights)  # type: ignore[attr-defined]  # its evidence
     passages = {p.key: embedding_text(p.content, p.note) for p in labelled.set.passages}
     conn = labelled.library.connection()
     rows, labels = [], []

@@ -137,12 +137,16 @@ def fit_cut(labelled: LabelledLibrary) -> float:
 def fit_judges(labelled: LabelledLibrary) -> None:
     from evaluation import verified_features
 
+    # The English judge's features read as many MiniLM layers as its current weights say.
+    index = semantic_index_for(labelled.library)
+    layers = index.verifier.weights.token_layers  # type: ignore[union-attr]
     for side, (features, labels) in verified_features(labelled, HALF).items():
         weights = fit_weights(features, labels)
         rounded = dataclasses.replace(
             weights,
             bias=round(weights.bias, 2),
             weights=tuple(round(w, 2) for w in weights.weights),
+            token_layers=layers if side == "english" else weights.token_layers,
         )
         print(f"{side}: {len(labels)} returned hits, {int(labels.sum())} relevant; {rounded}")
 

@@ -5,8 +5,9 @@ Signals for a (query, highlight) pair:
 
 - `cosine`: the embedding cosine search already ranked by;
 - `maxsim`: for each content token of the query, its best match among the highlight's
-  tokens (contextual token vectors from the same MiniLM run), averaged: a late-interaction
-  score that sees *which* words line up, which one pooled vector blurs;
+  tokens (contextual token vectors from the bundled MiniLM whichever model ranks, as many
+  layers as the weights were fitted on, cached per text: judge_tokens.py), averaged: a
+  late-interaction score that sees *which* words line up, which one pooled vector blurs;
 - `overlap`: the share of the query's content words the highlight contains (as words
   sharing their first five letters, so "simply" meets "simplicity");
 - `margin`: the pair's cosine minus the best cosine among the query's judged matches (a
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from screvi_mcp.local.search.embedder import Embedder
+from screvi_mcp.local.search import judge_tokens
 from screvi_mcp.local.search.keyword import words
 from screvi_mcp.local.search.stopwords import STOPWORDS
 
@@ -42,6 +43,9 @@ Matrix = npt.NDArray[np.float64]
 class JudgeWeights:
     bias: float
     weights: tuple[float, ...]  # one per FEATURES entry
+    # How many of the bundled MiniLM's layers give the max-sim's token vectors: part of the
+    # evidence the weights were fitted on (judge_tokens.py).
+    token_layers: int = judge_tokens.MINILM_LAYERS
 
 
 # Fitted on the matches verify=true judges for tuning queries at default parameters (793,
@@ -51,9 +55,13 @@ MINILM_JUDGE = JudgeWeights(bias=-6.01, weights=(4.92, 6.98, 0.2, 11.94))
 
 
 class JudgeVerifier:
-    def __init__(self, embedder: Embedder, weights: JudgeWeights = MINILM_JUDGE) -> None:
-        self.embedder = embedder
+    def __init__(
+        self,
+        weights: JudgeWeights = MINILM_JUDGE,
+        tokens: judge_tokens.TokenCache | None = None,
+    ) -> None:
         self.weights = weights
+        self.tokens = tokens if tokens is not None else judge_tokens.cache_for(weights.token_layers)
 
     def probabilities(self, query: str, passages: list[str], cosines: list[float]) -> list[float]:
         if not passages:
@@ -62,7 +70,7 @@ class JudgeVerifier:
 
     def features(self, query: str, passages: list[str], cosines: list[float]) -> Matrix:
         """One row per passage, columns as in FEATURES."""
-        token_sets = self.embedder.token_vectors([query, *passages])
+        token_sets = self.tokens.token_vectors([query, *passages])
         query_tokens, query_vectors = token_sets[0]
         keep = [i for i, token in enumerate(query_tokens) if _content_token(token)]
         query_vectors = query_vectors[keep] if keep else query_vectors

@@ -6,9 +6,9 @@ Pluggable: anything with `probabilities(query, passages, cosines)` works. Two ar
   cross-encoder `model.onnx` and its `tokenizer.json`: it reads query and highlight together,
   which a bi-encoder cannot, and its logit becomes a probability by sigmoid (one output) or
   softmax (two outputs: [off-topic, on-topic]).
-- `JudgeVerifier` (judge.py), the default with the bundled MiniLM and with the opt-in mpnet
-  (each with weights fitted for it), since no cross-encoder weights install offline: a
-  logistic model over the cosine, token-level max-sim from the same encoder, keyword
+- `JudgeVerifier` (judge.py), the default with the bundled MiniLM and with mpnet (each with
+  weights fitted for its cosines), since no cross-encoder weights install offline: a
+  logistic model over the cosine, token-level max-sim from the bundled MiniLM, keyword
   overlap and the margin to the query's best match, fitted on the tuning half of the
   labelled set.
 - `CosineVerifier`, for another embedding model without a judge of its own: that model's
@@ -125,5 +125,5 @@ def load_verifier(
     if judge is None and embedder.model_id == DEFAULT_MODEL_ID:
         judge = MINILM_JUDGE
     if judge is not None:
-        return JudgeVerifier(embedder, judge)
+        return JudgeVerifier(judge)
     return CosineVerifier(calibration)
