@@ -194,36 +194,52 @@ def _relaxed(
     """Highlights that miss only low-information clauses, most coverage first.
 
     Each clause is weighted by its IDF, so missing a common word ("life") costs little and
-    missing the rare name the query is about costs too much to be admitted.
+    missing the rare name the query is about costs too much to be admitted. Missing one
+    clause is forgiven, not more: a highlight sharing a single word with a long question
+    is the loose match that hurts fusion. So the admitted highlights are those matching
+    every clause but at most one cheap one: each such set is one FTS5 intersection, and no
+    posting list is read into Python (a common word's list is 100k+ rows at 1M highlights).
     """
-    total = int(conn.execute("SELECT count(*) FROM highlights").fetchone()[0]) or 1
-    matches: list[set[int]] = []
-    for clause in query.clauses():
-        rows = conn.execute(
-            "SELECT rowid FROM highlights_fts WHERE highlights_fts MATCH ?", (clause,)
-        )
-        matches.append({int(row[0]) for row in rows})
-    # A clause no highlight contains (a typo, a paraphrase word) cannot be matched by
-    # anything, so it does not count against the others.
-    matches = [m for m in matches if m]
-    idf = [math.log(1 + (total - len(m) + 0.5) / (len(m) + 0.5)) for m in matches]
-    weight_sum = sum(idf) or 1.0
-    coverage: dict[int, float] = {}
-    hits: dict[int, int] = {}
-    for seqs, weight in zip(matches, idf, strict=True):
-        for seq in seqs:
-            coverage[seq] = coverage.get(seq, 0.0) + weight / weight_sum
-            hits[seq] = hits.get(seq, 0) + 1
-    # Missing one clause is forgiven, not more: a highlight sharing a single word with a
-    # long question is the loose match that hurts fusion.
-    needed = len(query.clauses()) - 1
-    admitted = [
-        seq
-        for seq, share in coverage.items()
-        if share >= _RELAX_MIN_COVERAGE and hits[seq] >= needed
-    ]
-    if not admitted:
+    coverage = _admitted(conn, query)
+    if not coverage:
         return []
-    ordered = _ranked(conn, query.any_of(), filters, limit, among=admitted)
+    ordered = _ranked(conn, query.any_of(), filters, limit, among=list(coverage))
     ordered.sort(key=lambda seq: -round(coverage[seq], 6))  # stable: bm25 order within a level
     return ordered
+
+
+def _admitted(conn: sqlite3.Connection, query: KeywordQuery) -> dict[int, float]:
+    """Each admitted highlight's coverage: the share of the query's IDF weight it matches."""
+    clauses = query.clauses()
+    total = int(conn.execute("SELECT count(*) FROM highlights").fetchone()[0]) or 1
+    counts = [
+        int(conn.execute(f"SELECT count(*) FROM {_FTS_MATCH}", (clause,)).fetchone()[0])
+        for clause in clauses
+    ]
+    # A clause no highlight contains (a typo, a paraphrase word) cannot be matched by
+    # anything, so it does not count against the others.
+    present = [clause for clause, count in zip(clauses, counts, strict=True) if count]
+    idf = [math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in counts if n]
+    if len(present) < len(clauses) - 1:
+        return {}  # every highlight misses two clauses or more
+    weight_sum = sum(idf) or 1.0
+    shares = [weight / weight_sum for weight in idf]
+    # (clauses matched, clause missed): every present clause, then (when none is absent)
+    # every present clause but one, each summed in clause order as the shares always were.
+    levels: list[tuple[list[int], int | None]] = [(list(range(len(present))), None)]
+    if len(present) == len(clauses):
+        levels += [([i for i in range(len(present)) if i != j], j) for j in range(len(present))]
+    coverage: dict[int, float] = {}
+    for matched, missed in levels:
+        share = sum((shares[i] for i in matched), 0.0)
+        if share < _RELAX_MIN_COVERAGE:
+            continue
+        match = " AND ".join(present[i] for i in matched)
+        if missed is not None:
+            match = f"({match}) NOT {present[missed]}"
+        for (seq,) in conn.execute(f"SELECT rowid FROM {_FTS_MATCH}", (match,)):
+            coverage[int(seq)] = share
+    return coverage
+
+
+_FTS_MATCH = "highlights_fts WHERE highlights_fts MATCH ?"
