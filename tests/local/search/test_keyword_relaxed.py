@@ -12,6 +12,7 @@ from search_rows import LibraryRows
 from screvi_mcp.local.search.filters import Filters
 from screvi_mcp.local.search.keyword import (
     _RELAX_MIN_COVERAGE,
+    _admitted,
     _ranked,
     _relaxed,
     keyword_ranking,
@@ -26,8 +27,8 @@ _MIDDLE = ["lantern", "harbour", "meadow", "copper"]
 _RARE = ["quixote", "zanzibar", "obelisk"]
 
 
-def _by_sets(conn: sqlite3.Connection, q: str, filters: Filters, limit: int) -> list[int]:
-    """The former implementation: every clause's posting list as a Python set."""
+def _coverage_by_sets(conn: sqlite3.Connection, q: str) -> dict[int, float]:
+    """The former implementation's admission: every clause's posting list as a Python set."""
     query = parse_query(q)
     total = int(conn.execute("SELECT count(*) FROM highlights").fetchone()[0]) or 1
     matches = [
@@ -49,12 +50,18 @@ def _by_sets(conn: sqlite3.Connection, q: str, filters: Filters, limit: int) -> 
             coverage[seq] = coverage.get(seq, 0.0) + weight / weight_sum
             hits[seq] = hits.get(seq, 0) + 1
     needed = len(query.clauses()) - 1
-    admitted = [
-        s for s, share in coverage.items() if share >= _RELAX_MIN_COVERAGE and hits[s] >= needed
-    ]
-    if not admitted:
+    return {
+        s: share
+        for s, share in coverage.items()
+        if share >= _RELAX_MIN_COVERAGE and hits[s] >= needed
+    }
+
+
+def _by_sets(conn: sqlite3.Connection, q: str, filters: Filters, limit: int) -> list[int]:
+    coverage = _coverage_by_sets(conn, q)
+    if not coverage:
         return []
-    ordered = _ranked(conn, query.any_of(), filters, limit, among=admitted)
+    ordered = _ranked(conn, parse_query(q).any_of(), filters, limit, among=list(coverage))
     ordered.sort(key=lambda seq: -round(coverage[seq], 6))
     return ordered
 
@@ -90,3 +97,18 @@ def test_relaxed_pass_still_ranks_the_rare_name_first(library: Library, rows: Li
     conn = library.connection()
     found = keyword_ranking(conn, "obelisk river stone", Filters(), 10)
     assert found[0] == target
+
+
+def test_relaxed_pass_weighs_clauses_by_the_current_highlight_count(
+    library: Library, rows: LibraryRows
+) -> None:
+    """The count behind the IDF weights is cached per connection: a write must refresh it."""
+    rows.highlights(
+        [(f"river stone lantern {i}", None, None, False, []) for i in range(5)], notify=False
+    )
+    rows.highlight("river stone copper", notify=False)
+    conn = library.connection()
+    q = "river stone copper lantern"
+    assert _admitted(conn, parse_query(q)) == _coverage_by_sets(conn, q)
+    rows.highlights([(f"filler {i}", None, None, False, []) for i in range(40)], notify=False)
+    assert _admitted(conn, parse_query(q)) == _coverage_by_sets(conn, q)
