@@ -139,28 +139,31 @@ def _ranked(
     limit: int,
     among: list[int] | None,
 ) -> list[int]:
-    if among is None and not filters.restricts:
-        return _ranked_then_live(conn, match, limit)
+    # The unary + keeps a rowid list out of FTS5's index planning: offered a rowid
+    # constraint, FTS5 would re-run the MATCH once per listed rowid.
+    among_sql = " AND +f.rowid IN (SELECT value FROM json_each(?))" if among is not None else ""
+    among_params: tuple[object, ...] = (json.dumps(among),) if among is not None else ()
+    if not filters.restricts:
+        return _ranked_then_live(conn, match, limit, among_sql, among_params)
     sql_filter = build_sql_filter(conn, filters)
-    restrict = ""
-    params: list[object] = [match]
-    if among is not None:
-        # The unary + keeps this out of FTS5's index planning: offered a rowid constraint,
-        # FTS5 would re-run the MATCH once per listed rowid.
-        restrict = " AND +f.rowid IN (SELECT value FROM json_each(?))"
-        params.append(json.dumps(among))
     rows = conn.execute(
         "SELECT f.rowid FROM highlights_fts f"
         " JOIN highlights h ON h.seq = f.rowid"
         " LEFT JOIN sources s ON s.id = h.source_id"
-        f" WHERE highlights_fts MATCH ?{restrict} AND {sql_filter.where}"
+        f" WHERE highlights_fts MATCH ?{among_sql} AND {sql_filter.where}"
         f" ORDER BY bm25(highlights_fts, {_WEIGHTS_SQL}), f.rowid LIMIT ?",
-        (*params, *sql_filter.params, limit),
+        (match, *among_params, *sql_filter.params, limit),
     )
     return [int(row[0]) for row in rows]
 
 
-def _ranked_then_live(conn: sqlite3.Connection, match: str, limit: int) -> list[int]:
+def _ranked_then_live(
+    conn: sqlite3.Connection,
+    match: str,
+    limit: int,
+    among_sql: str = "",
+    among_params: tuple[object, ...] = (),
+) -> list[int]:
     """The same ranking as `_ranked` with no filter, liveness checked after the LIMIT.
 
     Joining every match to its highlight and source row before ranking reads a table row
@@ -169,7 +172,8 @@ def _ranked_then_live(conn: sqlite3.Connection, match: str, limit: int) -> list[
     same statement, and in the rare case deleted ones leave too few, a longer list is
     ranked. One statement returning one row: fetched row by row (and checked by a second
     query), the 1,000 rows cost as much again in Python and handed the GIL back and forth
-    with the semantic side 2,000 times (measured at 100k: 14.8 ms against 18.0).
+    with the semantic side 2,000 times (measured at 100k: 14.8 ms against 18.0). The
+    relaxed pass's list of admitted rows (`among_sql`) is ranked the same way.
     """
     # Liveness alone, the one shared rule, in its form that reads no source row.
     live_rule = build_sql_filter(conn, Filters(), sources_joined=False)
@@ -179,9 +183,9 @@ def _ranked_then_live(conn: sqlite3.Connection, match: str, limit: int) -> list[
         # group_concat reads the ranked subquery in its order (checked by the tests).
         ranked, live = conn.execute(
             f"SELECT count(*), group_concat(CASE WHEN {is_live} THEN f.rowid END)"
-            " FROM (SELECT rowid FROM highlights_fts WHERE highlights_fts MATCH ?"
-            f" ORDER BY bm25(highlights_fts, {_WEIGHTS_SQL}), rowid LIMIT ?) f",
-            (*live_rule.params, match, want),
+            " FROM (SELECT rowid FROM highlights_fts f WHERE highlights_fts MATCH ?"
+            f"{among_sql} ORDER BY bm25(highlights_fts, {_WEIGHTS_SQL}), rowid LIMIT ?) f",
+            (*live_rule.params, match, *among_params, want),
         ).fetchone()
         kept = [int(seq) for seq in live.split(",")] if live else []
         if len(kept) >= limit or int(ranked) < want:
