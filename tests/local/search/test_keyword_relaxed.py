@@ -15,6 +15,7 @@ from screvi_mcp.local.search.keyword import (
     _RELAX_MIN_COVERAGE,
     _WEIGHTS_SQL,
     _admitted,
+    _present,
     _relaxed,
     keyword_ranking,
     parse_query,
@@ -129,6 +130,7 @@ def test_relaxed_pass_weighs_clauses_by_the_current_highlight_count(
     rows.highlight("river stone copper", notify=False)
     conn = library.connection()
     q = "river stone copper lantern"
-    assert _admitted(conn, parse_query(q)) == _coverage_by_sets(conn, q)
+    clauses = parse_query(q).clauses()
+    assert _admitted(conn, *_present(conn, clauses)) == _coverage_by_sets(conn, q)
     rows.highlights([(f"filler {i}", None, None, False, []) for i in range(40)], notify=False)
-    assert _admitted(conn, parse_query(q)) == _coverage_by_sets(conn, q)
+    assert _admitted(conn, *_present(conn, clauses)) == _coverage_by_sets(conn, q)

@@ -205,7 +205,17 @@ def _relaxed(
     every clause but at most one cheap one: each such set is one FTS5 intersection, and no
     posting list is read into Python (a common word's list is 100k+ rows at 1M highlights).
     """
-    coverage = _admitted(conn, query)
+    clauses = query.clauses()
+    present, idf = _present(conn, clauses)
+    if len(present) < len(clauses) - 1:
+        return []  # every highlight misses two clauses or more
+    if len(present) < len(clauses):
+        # One clause no highlight holds (a typo, a paraphrase word): the admitted are those
+        # holding every other clause, all at one coverage, and bm25 over their AND ranks
+        # them exactly as over the OR of every clause (the same phrases in the same order,
+        # the absent one adding 0.0 to each score), without reading the OR's whole union.
+        return _ranked(conn, " AND ".join(present), filters, limit, among=None)
+    coverage = _admitted(conn, present, idf)
     if not coverage:
         return []
     ordered = _ranked(conn, query.any_of(), filters, limit, among=list(coverage))
@@ -213,27 +223,32 @@ def _relaxed(
     return ordered
 
 
-def _admitted(conn: sqlite3.Connection, query: KeywordQuery) -> dict[int, float]:
-    """Each admitted highlight's coverage: the share of the query's IDF weight it matches."""
-    clauses = query.clauses()
+def _present(conn: sqlite3.Connection, clauses: list[str]) -> tuple[list[str], list[float]]:
+    """The clauses some highlight holds, and the IDF weight of each.
+
+    A clause no highlight contains (a typo, a paraphrase word) cannot be matched by
+    anything, so it does not count against the others.
+    """
     total = cached(conn, "highlight_count", _highlight_count)
     counts = [
         int(conn.execute(f"SELECT count(*) FROM {_FTS_MATCH}", (clause,)).fetchone()[0])
         for clause in clauses
     ]
-    # A clause no highlight contains (a typo, a paraphrase word) cannot be matched by
-    # anything, so it does not count against the others.
     present = [clause for clause, count in zip(clauses, counts, strict=True) if count]
     idf = [math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in counts if n]
-    if len(present) < len(clauses) - 1:
-        return {}  # every highlight misses two clauses or more
+    return present, idf
+
+
+def _admitted(conn: sqlite3.Connection, present: list[str], idf: list[float]) -> dict[int, float]:
+    """With every clause held by some highlight: each admitted highlight's coverage, the
+    share of the query's IDF weight it matches."""
     weight_sum = sum(idf) or 1.0
     shares = [weight / weight_sum for weight in idf]
-    # (clauses matched, clause missed): every present clause, then (when none is absent)
-    # every present clause but one, each summed in clause order as the shares always were.
-    levels: list[tuple[list[int], int | None]] = [(list(range(len(present))), None)]
-    if len(present) == len(clauses):
-        levels += [([i for i in range(len(present)) if i != j], j) for j in range(len(present))]
+    # (clauses matched, clause missed): every clause, then every clause but one, each
+    # summed in clause order as the shares always were.
+    every = list(range(len(present)))
+    levels: list[tuple[list[int], int | None]] = [(every, None)]
+    levels += [([i for i in every if i != j], j) for j in every]
     coverage: dict[int, float] = {}
     for matched, missed in levels:
         share = sum((shares[i] for i in matched), 0.0)
