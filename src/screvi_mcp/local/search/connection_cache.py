@@ -1,11 +1,11 @@
 """Values read from a library that stay valid until anything is committed to it.
 
 Search reads a few small things on every query that change only when the library does: the
-live sources and their words (named_sources.py), the ids of deleted sources (keyword.py).
-Each is cached per connection (connections are per thread, `Library.connection`) and read
-again once anything was committed since: by another connection (`PRAGMA data_version`
-moves) or by this one (`total_changes` moves). Checking costs one pragma, a few
-microseconds.
+live sources and their words (named_sources.py), the ids of deleted sources and the
+highlight count (keyword.py). Each is cached per connection (connections are per thread,
+`Library.connection`) and read again once anything was committed since: by another
+connection (`PRAGMA data_version` moves) or by this one (`total_changes` moves). Checking
+costs one pragma, a few microseconds.
 """
 
 from __future__ import annotations

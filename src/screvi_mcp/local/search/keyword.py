@@ -21,6 +21,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+from screvi_mcp.local.search.connection_cache import cached
 from screvi_mcp.local.search.filters import Filters, build_sql_filter
 from screvi_mcp.local.search.stopwords import STOPWORDS
 
@@ -138,28 +139,31 @@ def _ranked(
     limit: int,
     among: list[int] | None,
 ) -> list[int]:
-    if among is None and not filters.restricts:
-        return _ranked_then_live(conn, match, limit)
+    # The unary + keeps a rowid list out of FTS5's index planning: offered a rowid
+    # constraint, FTS5 would re-run the MATCH once per listed rowid.
+    among_sql = " AND +f.rowid IN (SELECT value FROM json_each(?))" if among is not None else ""
+    among_params: tuple[object, ...] = (json.dumps(among),) if among is not None else ()
+    if not filters.restricts:
+        return _ranked_then_live(conn, match, limit, among_sql, among_params)
     sql_filter = build_sql_filter(conn, filters)
-    restrict = ""
-    params: list[object] = [match]
-    if among is not None:
-        # The unary + keeps this out of FTS5's index planning: offered a rowid constraint,
-        # FTS5 would re-run the MATCH once per listed rowid.
-        restrict = " AND +f.rowid IN (SELECT value FROM json_each(?))"
-        params.append(json.dumps(among))
     rows = conn.execute(
         "SELECT f.rowid FROM highlights_fts f"
         " JOIN highlights h ON h.seq = f.rowid"
         " LEFT JOIN sources s ON s.id = h.source_id"
-        f" WHERE highlights_fts MATCH ?{restrict} AND {sql_filter.where}"
+        f" WHERE highlights_fts MATCH ?{among_sql} AND {sql_filter.where}"
         f" ORDER BY bm25(highlights_fts, {_WEIGHTS_SQL}), f.rowid LIMIT ?",
-        (*params, *sql_filter.params, limit),
+        (match, *among_params, *sql_filter.params, limit),
     )
     return [int(row[0]) for row in rows]
 
 
-def _ranked_then_live(conn: sqlite3.Connection, match: str, limit: int) -> list[int]:
+def _ranked_then_live(
+    conn: sqlite3.Connection,
+    match: str,
+    limit: int,
+    among_sql: str = "",
+    among_params: tuple[object, ...] = (),
+) -> list[int]:
     """The same ranking as `_ranked` with no filter, liveness checked after the LIMIT.
 
     Joining every match to its highlight and source row before ranking reads a table row
@@ -168,7 +172,8 @@ def _ranked_then_live(conn: sqlite3.Connection, match: str, limit: int) -> list[
     same statement, and in the rare case deleted ones leave too few, a longer list is
     ranked. One statement returning one row: fetched row by row (and checked by a second
     query), the 1,000 rows cost as much again in Python and handed the GIL back and forth
-    with the semantic side 2,000 times (measured at 100k: 14.8 ms against 18.0).
+    with the semantic side 2,000 times (measured at 100k: 14.8 ms against 18.0). The
+    relaxed pass's list of admitted rows (`among_sql`) is ranked the same way.
     """
     # Liveness alone, the one shared rule, in its form that reads no source row.
     live_rule = build_sql_filter(conn, Filters(), sources_joined=False)
@@ -178,9 +183,9 @@ def _ranked_then_live(conn: sqlite3.Connection, match: str, limit: int) -> list[
         # group_concat reads the ranked subquery in its order (checked by the tests).
         ranked, live = conn.execute(
             f"SELECT count(*), group_concat(CASE WHEN {is_live} THEN f.rowid END)"
-            " FROM (SELECT rowid FROM highlights_fts WHERE highlights_fts MATCH ?"
-            f" ORDER BY bm25(highlights_fts, {_WEIGHTS_SQL}), rowid LIMIT ?) f",
-            (*live_rule.params, match, want),
+            " FROM (SELECT rowid FROM highlights_fts f WHERE highlights_fts MATCH ?"
+            f"{among_sql} ORDER BY bm25(highlights_fts, {_WEIGHTS_SQL}), rowid LIMIT ?) f",
+            (*live_rule.params, match, *among_params, want),
         ).fetchone()
         kept = [int(seq) for seq in live.split(",")] if live else []
         if len(kept) >= limit or int(ranked) < want:
@@ -194,36 +199,73 @@ def _relaxed(
     """Highlights that miss only low-information clauses, most coverage first.
 
     Each clause is weighted by its IDF, so missing a common word ("life") costs little and
-    missing the rare name the query is about costs too much to be admitted.
+    missing the rare name the query is about costs too much to be admitted. Missing one
+    clause is forgiven, not more: a highlight sharing a single word with a long question
+    is the loose match that hurts fusion. So the admitted highlights are those matching
+    every clause but at most one cheap one: each such set is one FTS5 intersection, and no
+    posting list is read into Python (a common word's list is 100k+ rows at 1M highlights).
     """
-    total = int(conn.execute("SELECT count(*) FROM highlights").fetchone()[0]) or 1
-    matches: list[set[int]] = []
-    for clause in query.clauses():
-        rows = conn.execute(
-            "SELECT rowid FROM highlights_fts WHERE highlights_fts MATCH ?", (clause,)
-        )
-        matches.append({int(row[0]) for row in rows})
-    # A clause no highlight contains (a typo, a paraphrase word) cannot be matched by
-    # anything, so it does not count against the others.
-    matches = [m for m in matches if m]
-    idf = [math.log(1 + (total - len(m) + 0.5) / (len(m) + 0.5)) for m in matches]
-    weight_sum = sum(idf) or 1.0
-    coverage: dict[int, float] = {}
-    hits: dict[int, int] = {}
-    for seqs, weight in zip(matches, idf, strict=True):
-        for seq in seqs:
-            coverage[seq] = coverage.get(seq, 0.0) + weight / weight_sum
-            hits[seq] = hits.get(seq, 0) + 1
-    # Missing one clause is forgiven, not more: a highlight sharing a single word with a
-    # long question is the loose match that hurts fusion.
-    needed = len(query.clauses()) - 1
-    admitted = [
-        seq
-        for seq, share in coverage.items()
-        if share >= _RELAX_MIN_COVERAGE and hits[seq] >= needed
-    ]
-    if not admitted:
+    clauses = query.clauses()
+    present, idf = _present(conn, clauses)
+    if len(present) < len(clauses) - 1:
+        return []  # every highlight misses two clauses or more
+    if len(present) < len(clauses):
+        # One clause no highlight holds (a typo, a paraphrase word): the admitted are those
+        # holding every other clause, all at one coverage, and bm25 over their AND ranks
+        # them exactly as over the OR of every clause (the same phrases in the same order,
+        # the absent one adding 0.0 to each score), without reading the OR's whole union.
+        return _ranked(conn, " AND ".join(present), filters, limit, among=None)
+    coverage = _admitted(conn, present, idf)
+    if not coverage:
         return []
-    ordered = _ranked(conn, query.any_of(), filters, limit, among=admitted)
+    ordered = _ranked(conn, query.any_of(), filters, limit, among=list(coverage))
     ordered.sort(key=lambda seq: -round(coverage[seq], 6))  # stable: bm25 order within a level
     return ordered
+
+
+def _present(conn: sqlite3.Connection, clauses: list[str]) -> tuple[list[str], list[float]]:
+    """The clauses some highlight holds, and the IDF weight of each.
+
+    A clause no highlight contains (a typo, a paraphrase word) cannot be matched by
+    anything, so it does not count against the others.
+    """
+    total = cached(conn, "highlight_count", _highlight_count)
+    counts = [
+        int(conn.execute(f"SELECT count(*) FROM {_FTS_MATCH}", (clause,)).fetchone()[0])
+        for clause in clauses
+    ]
+    present = [clause for clause, count in zip(clauses, counts, strict=True) if count]
+    idf = [math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in counts if n]
+    return present, idf
+
+
+def _admitted(conn: sqlite3.Connection, present: list[str], idf: list[float]) -> dict[int, float]:
+    """With every clause held by some highlight: each admitted highlight's coverage, the
+    share of the query's IDF weight it matches."""
+    weight_sum = sum(idf) or 1.0
+    shares = [weight / weight_sum for weight in idf]
+    # (clauses matched, clause missed): every clause, then every clause but one, each
+    # summed in clause order as the shares always were.
+    every = list(range(len(present)))
+    levels: list[tuple[list[int], int | None]] = [(every, None)]
+    levels += [([i for i in every if i != j], j) for j in every]
+    coverage: dict[int, float] = {}
+    for matched, missed in levels:
+        share = sum((shares[i] for i in matched), 0.0)
+        if share < _RELAX_MIN_COVERAGE:
+            continue
+        match = " AND ".join(present[i] for i in matched)
+        if missed is not None:
+            match = f"({match}) NOT {present[missed]}"
+        for (seq,) in conn.execute(f"SELECT rowid FROM {_FTS_MATCH}", (match,)):
+            coverage[int(seq)] = share
+    return coverage
+
+
+_FTS_MATCH = "highlights_fts WHERE highlights_fts MATCH ?"
+
+
+def _highlight_count(conn: sqlite3.Connection) -> int:
+    """The IDF's document count: a scan of an index of every row (12 ms at 1M highlights),
+    so it is read once per change to the library (connection_cache.py)."""
+    return int(conn.execute("SELECT count(*) FROM highlights").fetchone()[0]) or 1
