@@ -54,6 +54,8 @@ Fetch = Callable[[list[int]], tuple[list[int], Matrix]]
 class CompactMatrix(SeqRows):
     """Sign and int8 codes of every row; float32 vectors only for a query's short list."""
 
+    _ROW_BUFFERS = ("_codes", "_steps", "_seqs")
+
     def __init__(self, dimensions: int, fetch: Fetch, capacity: int = 1024) -> None:
         self.dimensions = dimensions
         self._fetch = fetch
@@ -201,17 +203,5 @@ class CompactMatrix(SeqRows):
         self._steps[first : first + vectors.shape[0]] = steps
         self._signs.set_rows(first, vectors)
 
-    def _reserve(self, needed: int) -> None:
-        capacity = self._codes.shape[0]
-        if needed <= capacity:
-            return
-        while capacity < needed:
-            capacity *= 2
-        codes = np.zeros((capacity, self.dimensions), dtype=np.int8)
-        codes[: self._size] = self._codes[: self._size]
-        steps = np.zeros(capacity, dtype=np.float32)
-        steps[: self._size] = self._steps[: self._size]
-        seqs = np.zeros(capacity, dtype=np.int64)
-        seqs[: self._size] = self._seqs[: self._size]
-        self._codes, self._steps, self._seqs = codes, steps, seqs
+    def _grown(self, capacity: int) -> None:
         self._signs.reserve(capacity)

@@ -121,6 +121,8 @@ class SharedLock:
 
 
 class VectorMatrix(SeqRows):
+    _ROW_BUFFERS = ("_vectors", "_seqs")
+
     def __init__(self, dimensions: int, capacity: int = 1024) -> None:
         self.dimensions = dimensions
         self._vectors: Matrix = np.zeros((max(capacity, 1), dimensions), dtype=np.float32)
@@ -299,15 +301,3 @@ class VectorMatrix(SeqRows):
             candidates = np.sort(candidates[best])  # ascending rows: a gentler gather
         scores: npt.NDArray[np.float32] = self._vectors[candidates] @ query
         return scores, self._seqs[candidates].copy()
-
-    def _reserve(self, needed: int) -> None:
-        capacity = self._vectors.shape[0]
-        if needed <= capacity:
-            return
-        while capacity < needed:
-            capacity *= 2
-        vectors = np.zeros((capacity, self.dimensions), dtype=np.float32)
-        vectors[: self._size] = self._vectors[: self._size]
-        seqs = np.zeros(capacity, dtype=np.int64)
-        seqs[: self._size] = self._seqs[: self._size]
-        self._vectors, self._seqs = vectors, seqs
