@@ -54,7 +54,7 @@ def library_for(size: int, *, use_cache: bool, directory: Path = CACHE_DIR) -> B
     meta_path = path.with_suffix(".json")
     if use_cache and path.exists() and meta_path.exists():
         meta = json.loads(meta_path.read_text())
-        if meta.get("complete") and _model_matches(path):
+        if meta.get("complete") and model_matches(path):
             log(f"reusing the cached {size}-highlight library {path.name}")
             return BuiltLibrary(path, size, meta["highlight_ids"], meta["article_id"], None)
     for stale in (path, meta_path, Path(f"{path}-wal"), Path(f"{path}-shm")):
@@ -68,18 +68,24 @@ def library_for(size: int, *, use_cache: bool, directory: Path = CACHE_DIR) -> B
     return built
 
 
-def _model_matches(path: Path) -> bool:
+def model_matches(path: Path) -> bool:
     """The cached vectors were made by the model this install would load."""
     from screvi_mcp.local.search.embedder import load_embedder
-    from screvi_mcp.local.search.embedding_rows import MODEL_SETTING
     from screvi_mcp.local.search.index import index_model_id
+
+    return recorded_model(path) == index_model_id(load_embedder())
+
+
+def recorded_model(path: Path) -> str | None:
+    """The English model (and text recipe) the library at `path` says embedded it."""
+    from screvi_mcp.local.search.embedding_rows import MODEL_SETTING
 
     conn = sqlite3.connect(path)
     try:
         row = conn.execute("SELECT value FROM settings WHERE key = ?", (MODEL_SETTING,)).fetchone()
     finally:
         conn.close()
-    return row is not None and row[0] == index_model_id(load_embedder())
+    return None if row is None else str(row[0])
 
 
 def _build(path: Path, size: int) -> BuiltLibrary:

@@ -118,7 +118,10 @@ def mixed_library_for(
     """A copy of `english` plus its French and German highlights, embedded by both models."""
     path = directory / f"library-mixed-{english.size}-v{VERSION}.sqlite3"
     meta = path.with_suffix(".json")
-    if use_cache and path.exists() and meta.exists():
+    # Reused only if its English vectors are the model's this install loads: a copy made
+    # with another English model would be searched with vectors of the wrong width or
+    # meaning (the cache outlives a change of default model).
+    if use_cache and path.exists() and meta.exists() and libraries.model_matches(path):
         log(f"reusing the cached mixed-language library {path.name}")
         return path
     started = time.perf_counter()

@@ -169,26 +169,13 @@ def mixed_library(english: Path, donor: Path, foreign_count: int) -> Path:
     meta = path.with_suffix(".json")
     # Reused only over the same English library and model (a cached copy of another
     # model's vectors would not even have the width of this one's).
-    made_from = {"foreign": foreign_count, "english": _recorded_model(english)}
+    made_from = {"foreign": foreign_count, "english": libraries.recorded_model(english)}
     if path.exists() and meta.exists() and json.loads(meta.read_text()) == made_from:
         return path
     libraries.copy_library(english, path)
     _place_foreign(path, donor, foreign_count)
     meta.write_text(json.dumps(made_from))
     return path
-
-
-def _recorded_model(path: Path) -> str | None:
-    import sqlite3
-
-    from screvi_mcp.local.search.embedding_rows import MODEL_SETTING
-
-    conn = sqlite3.connect(path)
-    try:
-        row = conn.execute("SELECT value FROM settings WHERE key = ?", (MODEL_SETTING,)).fetchone()
-    finally:
-        conn.close()
-    return None if row is None else str(row[0])
 
 
 def _place_foreign(path: Path, donor: Path, count: int) -> None:

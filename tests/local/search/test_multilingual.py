@@ -344,6 +344,24 @@ def test_english_answers_keep_first_place_beside_the_multilingual_model(
 
 
 @needs_models
+@needs_models
+def test_a_deleted_non_english_highlight_is_never_a_cross_language_match(mixed: Mixed) -> None:
+    """The multilingual ranking runs no liveness query (migration 0020 drops the vector in
+    the deleting transaction, and the matrix follows the change log), so a delete that no
+    listener heard of must still hide the highlight from the next search."""
+    from screvi_mcp.local.search import multilingual
+    from screvi_mcp.local.storage import clock
+
+    sauce = "how to make a smooth white sauce without lumps"
+    seq = mixed.seq_of["fr_roux"]
+    assert "fr_roux" in mixed.top(sauce, 3, THIN)
+    with mixed.library.write() as write:
+        write.execute("UPDATE highlights SET deleted_at = ? WHERE seq = ?", (clock.now(), seq))
+    assert "fr_roux" not in mixed.top(sauce, 20, 0.0)
+    later = multilingual.later_matches(mixed.library, sauce, Filters(), 0.0)
+    assert seq not in [match.seq for match in later]
+
+
 def test_an_edit_drops_the_stale_multilingual_vector(mixed: Mixed) -> None:
     from screvi_mcp.local.search import multilingual
 

@@ -29,7 +29,13 @@ from screvi_mcp.local.search import compact_file
 from screvi_mcp.local.search.int8_scan import quantize
 from screvi_mcp.local.search.seq_rows import SeqRows
 from screvi_mcp.local.search.sign_scan import SignCodes
-from screvi_mcp.local.search.vectors import RESCORE_EXTRA, Matrix, SeqArray, SharedLock
+from screvi_mcp.local.search.vectors import (
+    RESCORE_EXTRA,
+    Matrix,
+    SeqArray,
+    SharedLock,
+    gather_rows,
+)
 
 # Libraries with at least this many stored vectors open compactly (at 500k x 768 the
 # float32 matrix alone is 1.5 GB). Smaller ones keep the float32 matrix: exact and faster.
@@ -44,8 +50,6 @@ MIN_CANDIDATES = 2000
 # crowd within that of it; twice the limit read twice the rows (2,256 vectors, the largest
 # part of the vector side at 1M) for a tail the `million` benchmark finds no better.
 SHORT_LIST_FACTOR = 1
-# int8 rows gathered and scored at a time: 256 x 768 float32 stays in L2.
-GATHER_ROWS = 256
 
 # Stored float32 vectors of the seqs asked for that still have one: (seqs, rows).
 Fetch = Callable[[list[int]], tuple[list[int], Matrix]]
@@ -53,6 +57,8 @@ Fetch = Callable[[list[int]], tuple[list[int], Matrix]]
 
 class CompactMatrix(SeqRows):
     """Sign and int8 codes of every row; float32 vectors only for a query's short list."""
+
+    _ROW_BUFFERS = ("_codes", "_steps", "_seqs")
 
     def __init__(self, dimensions: int, fetch: Fetch, capacity: int = 1024) -> None:
         self.dimensions = dimensions
@@ -185,10 +191,12 @@ class CompactMatrix(SeqRows):
     ) -> npt.NDArray[np.float32]:
         """Approximate cosines of `rows` from their int8 codes, a cached slice at a time."""
         scores: npt.NDArray[np.float32] = np.empty(rows.size, dtype=np.float32)
-        block = np.empty((min(GATHER_ROWS, rows.size), self.dimensions), dtype=np.int8)
+        # Slices whose float32 copy stays in L2 (vectors.GATHER_BYTES).
+        step = gather_rows(self.dimensions)
+        block = np.empty((min(step, rows.size), self.dimensions), dtype=np.int8)
         floats = np.empty(block.shape, dtype=np.float32)
-        for start in range(0, rows.size, GATHER_ROWS):
-            part = rows[start : start + GATHER_ROWS]
+        for start in range(0, rows.size, step):
+            part = rows[start : start + step]
             np.take(self._codes, part, axis=0, out=block[: part.size], mode="clip")
             np.copyto(floats[: part.size], block[: part.size], casting="unsafe")
             np.einsum("ij,j->i", floats[: part.size], query, out=scores[start : start + part.size])
@@ -201,17 +209,5 @@ class CompactMatrix(SeqRows):
         self._steps[first : first + vectors.shape[0]] = steps
         self._signs.set_rows(first, vectors)
 
-    def _reserve(self, needed: int) -> None:
-        capacity = self._codes.shape[0]
-        if needed <= capacity:
-            return
-        while capacity < needed:
-            capacity *= 2
-        codes = np.zeros((capacity, self.dimensions), dtype=np.int8)
-        codes[: self._size] = self._codes[: self._size]
-        steps = np.zeros(capacity, dtype=np.float32)
-        steps[: self._size] = self._steps[: self._size]
-        seqs = np.zeros(capacity, dtype=np.int64)
-        seqs[: self._size] = self._seqs[: self._size]
-        self._codes, self._steps, self._seqs = codes, steps, seqs
+    def _grown(self, capacity: int) -> None:
         self._signs.reserve(capacity)

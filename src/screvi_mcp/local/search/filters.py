@@ -4,8 +4,9 @@ Both sides must agree on which highlights a filter admits, or fusion would rank 
 that one side was not allowed to see. So the rules live here once: live highlights only
 (not soft-deleted, and not under a soft-deleted source), then `source`, `tag`, `types` and
 `favorite`. Liveness is checked once per search, by the keyword side's SQL: the semantic
-side's vectors are of live highlights only (migration 0012 drops a vector in the deleting
-transaction), so it applies only the narrowing filters, and only when there are some.
+side's vectors are of live highlights only (migrations 0012 and 0020 drop a vector in the
+deleting transaction), so it applies only the narrowing filters, and only when there are
+some.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def admitted_seqs(
     """Which of `among` pass the filters (and are live, unless `live` is False)."""
     if not among:
         return set()
-    # Liveness alone needs no source row (the multilingual side's unfiltered check).
+    # Liveness alone needs no source row.
     joined = filters.restricts
     sql_filter = build_sql_filter(conn, filters, live, sources_joined=joined)
     source_join = " LEFT JOIN sources s ON s.id = h.source_id" if joined else ""

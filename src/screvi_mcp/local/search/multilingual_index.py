@@ -299,11 +299,19 @@ class MultilingualIndex(SemanticIndex):
         window = max(4 * limit, 100)
         while True:
             scored = matrix.top(query, min(english_cut, foreign_cut), window)
-            admitted = admitted_seqs(conn, filters, [seq for seq, _ in scored])
+            # Only live highlights keep a multilingual vector (migration 0020) and `sync`
+            # above applied every deletion committed so far: only narrowing filters are
+            # checked here, as on the English side (the keyword side checks liveness).
+            admitted = (
+                admitted_seqs(conn, filters, [seq for seq, _ in scored], live=False)
+                if filters.restricts
+                else None
+            )
             kept = [
                 (seq, cosine)
                 for seq, cosine in scored
-                if seq in admitted and cosine >= (foreign_cut if seq in foreign else english_cut)
+                if (admitted is None or seq in admitted)
+                and cosine >= (foreign_cut if seq in foreign else english_cut)
             ]
             if len(kept) >= limit or len(scored) < window:
                 break

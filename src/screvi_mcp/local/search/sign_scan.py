@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from screvi_mcp.local.search.seq_rows import grown_capacity
+
 Floats = npt.NDArray[np.float32]
 Rows = npt.NDArray[np.intp]
 _WORD_BITS = 64
@@ -46,11 +48,9 @@ class SignCodes:
         return int(self._codes.nbytes)
 
     def reserve(self, rows: int) -> None:
-        capacity = self.capacity
-        if rows <= capacity:
+        if rows <= self.capacity:
             return
-        while capacity < rows:
-            capacity *= 2
+        capacity = grown_capacity(self.capacity, rows)
         codes = np.zeros((self.words, capacity), dtype=np.uint64)
         codes[:, : self.capacity] = self._codes
         self._codes = codes

@@ -49,11 +49,18 @@ SIGN_CANDIDATES = 10
 SIGN_MIN_CANDIDATES = 1000
 
 
-# Candidate rows are gathered for the re-score this many at a time, into a buffer that
-# stays in the core's L2 cache (512 x 384 float32 = 768 KiB would not, 256 rows = 384 KiB
-# do). Gathering all 10,000 candidates at once wrote a 15 MB copy and read it back from
-# memory; at 100k this halved the re-score's time at best (2.6 ms against 6.5, 2026-11-23).
-GATHER_ROWS = 256
+# Candidate rows are gathered for the re-score a slice at a time, into a float32 buffer of
+# this many bytes that stays in the core's L2 cache (512 x 384 float32 = 768 KiB would not,
+# 256 rows = 384 KiB do). Gathering all 10,000 candidates at once wrote a 15 MB copy and
+# read it back from memory; at 100k this halved the re-score's time at best (2.6 ms against
+# 6.5, 2026-11-23). At 768-d the same bytes are 128 rows: 256 (768 KiB) took 6.5-6.9 ms of
+# thread CPU per 100k query where 128 took 5.5-6.3 (2026-11-27, identical scores).
+GATHER_BYTES = 384 * 1024
+
+
+def gather_rows(dimensions: int) -> int:
+    """Rows of `dimensions` float32 components per slice of a gather (GATHER_BYTES)."""
+    return max(GATHER_BYTES // (4 * dimensions), 16)
 
 
 def _gathered_scores(
@@ -66,9 +73,10 @@ def _gathered_scores(
     einsum as over the whole gather, so the scores are bit for bit the same.
     """
     scores: npt.NDArray[np.float32] = np.empty(rows.size, dtype=np.float32)
-    buffer: Matrix = np.empty((min(GATHER_ROWS, rows.size), vectors.shape[1]), dtype=np.float32)
-    for start in range(0, rows.size, GATHER_ROWS):
-        part = rows[start : start + GATHER_ROWS]
+    step = gather_rows(vectors.shape[1])
+    buffer: Matrix = np.empty((min(step, rows.size), vectors.shape[1]), dtype=np.float32)
+    for start in range(0, rows.size, step):
+        part = rows[start : start + step]
         block = buffer[: part.size]
         # mode="clip": with the default "raise", numpy gathers into a hidden temporary and
         # copies it into `out` (the rows are in range: they came from the sign codes).
@@ -121,6 +129,8 @@ class SharedLock:
 
 
 class VectorMatrix(SeqRows):
+    _ROW_BUFFERS = ("_vectors", "_seqs")
+
     def __init__(self, dimensions: int, capacity: int = 1024) -> None:
         self.dimensions = dimensions
         self._vectors: Matrix = np.zeros((max(capacity, 1), dimensions), dtype=np.float32)
@@ -299,15 +309,3 @@ class VectorMatrix(SeqRows):
             candidates = np.sort(candidates[best])  # ascending rows: a gentler gather
         scores: npt.NDArray[np.float32] = self._vectors[candidates] @ query
         return scores, self._seqs[candidates].copy()
-
-    def _reserve(self, needed: int) -> None:
-        capacity = self._vectors.shape[0]
-        if needed <= capacity:
-            return
-        while capacity < needed:
-            capacity *= 2
-        vectors = np.zeros((capacity, self.dimensions), dtype=np.float32)
-        vectors[: self._size] = self._vectors[: self._size]
-        seqs = np.zeros(capacity, dtype=np.int64)
-        seqs[: self._size] = self._seqs[: self._size]
-        self._vectors, self._seqs = vectors, seqs
