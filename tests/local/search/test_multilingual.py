@@ -346,7 +346,7 @@ def test_english_answers_keep_first_place_beside_the_multilingual_model(
 @needs_models
 @needs_models
 def test_a_deleted_non_english_highlight_is_never_a_cross_language_match(mixed: Mixed) -> None:
-    """The multilingual ranking runs no liveness query (migration 0020 drops the vector in
+    """The multilingual ranking runs no liveness query (migration 0019 drops the vector in
     the deleting transaction, and the matrix follows the change log), so a delete that no
     listener heard of must still hide the highlight from the next search."""
     from screvi_mcp.local.search import multilingual

@@ -4,7 +4,7 @@ Both sides must agree on which highlights a filter admits, or fusion would rank 
 that one side was not allowed to see. So the rules live here once: live highlights only
 (not soft-deleted, and not under a soft-deleted source), then `source`, `tag`, `types` and
 `favorite`. Liveness is checked once per search, by the keyword side's SQL: the semantic
-side's vectors are of live highlights only (migrations 0012 and 0020 drop a vector in the
+side's vectors are of live highlights only (migrations 0012 and 0019 drop a vector in the
 deleting transaction), so it applies only the narrowing filters, and only when there are
 some.
 """

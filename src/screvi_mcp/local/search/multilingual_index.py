@@ -299,7 +299,7 @@ class MultilingualIndex(SemanticIndex):
         window = max(4 * limit, 100)
         while True:
             scored = matrix.top(query, min(english_cut, foreign_cut), window)
-            # Only live highlights keep a multilingual vector (migration 0020) and `sync`
+            # Only live highlights keep a multilingual vector (migration 0019) and `sync`
             # above applied every deletion committed so far: only narrowing filters are
             # checked here, as on the English side (the keyword side checks liveness).
             admitted = (
