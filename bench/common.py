@@ -77,7 +77,7 @@ class Settings:
             ingest_count=50,
             http_seconds=0.3,
             http_clients=2,
-            http_client_counts=(2, 4),
+            http_client_counts=(2,),  # one count: the loop over counts is the same code
             http_rounds=1,
             use_cache=use_cache,
             import_count=50,
