@@ -1,0 +1,37 @@
+"""Hostile arguments an agent may send, through the SDK's client: each gets a `[code] ...
+Next: ...` answer about the argument it sent, never advice about something else."""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+from server_testkit import assert_tool_error, call_error
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture
+def client(shared_client: Client) -> Client:
+    return shared_client
+
+
+@pytest.mark.parametrize("bad_id", ["../../etc/passwd", "file:///etc/passwd", "a/b", "..", "."])
+@pytest.mark.parametrize(
+    ("tool", "argument", "extra"),
+    [
+        ("get_highlight", "highlight_id", {}),
+        ("delete_highlight", "highlight_id", {}),
+        ("get_source", "source_id", {}),
+        ("read_article", "article_id", {}),
+        ("update_tag", "tag_id", {"name": "renamed"}),
+        ("add_highlight_tags", "highlight_id", {"tags": ["x"]}),
+    ],
+)
+async def test_an_id_with_a_path_in_it_is_not_found_not_a_wrong_base_url(
+    client: Client, tool: str, argument: str, extra: dict[str, object], bad_id: str
+) -> None:
+    # Spec: 404 not_found "also for malformed ids". A slash in an id used to reach the API
+    # as extra path segments, and the answer blamed SCREVI_BASE_URL.
+    text = await call_error(client, tool, {argument: bad_id, **extra})
+    assert_tool_error(text, "not_found", "was not found")
+    assert "SCREVI_BASE_URL" not in text
