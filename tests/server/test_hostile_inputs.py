@@ -35,3 +35,15 @@ async def test_an_id_with_a_path_in_it_is_not_found_not_a_wrong_base_url(
     text = await call_error(client, tool, {argument: bad_id, **extra})
     assert_tool_error(text, "not_found", "was not found")
     assert "SCREVI_BASE_URL" not in text
+
+
+@pytest.mark.parametrize(
+    ("bad_id", "says"), [("a" * 65, "at most 64 characters"), ("  ", "at least 1 character")]
+)
+async def test_an_id_too_long_or_blank_is_named_in_characters(
+    client: Client, bad_id: str, says: str
+) -> None:
+    # An id is a string: pydantic's "Value should have at most 64 items" read as a list.
+    text = await call_error(client, "get_highlight", {"highlight_id": bad_id})
+    assert_tool_error(text, "invalid_arguments", "highlight_id", says)
+    assert "items" not in text
