@@ -66,3 +66,16 @@ def test_an_unambiguous_prefix_still_stands_for_its_option(tmp_path: Path) -> No
     library = tmp_path / "library.sqlite3"
     assert main(["--lib", str(library), "keys", "list"]) == 0
     assert library.exists()
+
+
+@pytest.mark.parametrize("name", ["", "   ", "x" * 101, "line\nbreak", "tab\there"])
+def test_a_key_name_that_cannot_be_recognised_is_refused_before_a_key_is_made(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `keys list` prints one line per key: an empty name showed as "(; read)", a line break
+    # in one printed a line that looks like another key.
+    library = tmp_path / "library.sqlite3"
+    line = mistake(["keys", "create", "--name", name, "--library", str(library)], capsys)
+    assert line.startswith("screvi-mcp keys create: argument --name")
+    assert "1 to 100 characters" in line
+    assert not library.exists()

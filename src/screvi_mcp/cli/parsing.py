@@ -33,6 +33,20 @@ def port(value: str) -> int:
     return int(value)
 
 
+KEY_NAME_MAX = 100
+
+
+def key_name(value: str) -> str:
+    """A key's name: `keys list` shows it on the key's one line, so it is printable text."""
+    name = value.strip()
+    if not 1 <= len(name) <= KEY_NAME_MAX or not name.isprintable():
+        raise argparse.ArgumentTypeError(
+            f"{value[:40]!r} is not a usable name; give 1 to {KEY_NAME_MAX} characters on "
+            "one line, without tabs or control characters"
+        )
+    return name
+
+
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
