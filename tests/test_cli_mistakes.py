@@ -79,3 +79,21 @@ def test_a_key_name_that_cannot_be_recognised_is_refused_before_a_key_is_made(
     assert line.startswith("screvi-mcp keys create: argument --name")
     assert "1 to 100 characters" in line
     assert not library.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "prefix"),
+    [
+        (["sync", "--time-limit", "-5"], "screvi-mcp sync: argument --time-limit"),
+        (["sync", "--time-limit", "nan"], "screvi-mcp sync: argument --time-limit"),
+        (["--mirror-max-age", "-1"], "screvi-mcp: argument --mirror-max-age"),
+        (["--mirror-max-age", "inf"], "screvi-mcp: argument --mirror-max-age"),
+    ],
+)
+def test_a_duration_that_is_not_a_number_of_seconds_is_named(
+    argv: list[str], prefix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Both were taken: a negative age served a mirror, NaN ran a sync with no limit at all.
+    line = mistake(argv, capsys)
+    assert line.startswith(prefix)
+    assert "number of seconds, 0 or more" in line

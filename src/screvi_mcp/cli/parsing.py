@@ -33,6 +33,19 @@ def port(value: str) -> int:
     return int(value)
 
 
+def seconds(value: str) -> float:
+    """A duration: a finite number of seconds, 0 or more (float() takes -5, nan and inf)."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0 <= number < float("inf"):  # NaN fails every comparison
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a duration; give a number of seconds, 0 or more"
+        )
+    return number
+
+
 KEY_NAME_MAX = 100
 
 
