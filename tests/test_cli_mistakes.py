@@ -66,3 +66,34 @@ def test_an_unambiguous_prefix_still_stands_for_its_option(tmp_path: Path) -> No
     library = tmp_path / "library.sqlite3"
     assert main(["--lib", str(library), "keys", "list"]) == 0
     assert library.exists()
+
+
+@pytest.mark.parametrize("name", ["", "   ", "x" * 101, "line\nbreak", "tab\there"])
+def test_a_key_name_that_cannot_be_recognised_is_refused_before_a_key_is_made(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `keys list` prints one line per key: an empty name showed as "(; read)", a line break
+    # in one printed a line that looks like another key.
+    library = tmp_path / "library.sqlite3"
+    line = mistake(["keys", "create", "--name", name, "--library", str(library)], capsys)
+    assert line.startswith("screvi-mcp keys create: argument --name")
+    assert "1 to 100 characters" in line
+    assert not library.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "prefix"),
+    [
+        (["sync", "--time-limit", "-5"], "screvi-mcp sync: argument --time-limit"),
+        (["sync", "--time-limit", "nan"], "screvi-mcp sync: argument --time-limit"),
+        (["--mirror-max-age", "-1"], "screvi-mcp: argument --mirror-max-age"),
+        (["--mirror-max-age", "inf"], "screvi-mcp: argument --mirror-max-age"),
+    ],
+)
+def test_a_duration_that_is_not_a_number_of_seconds_is_named(
+    argv: list[str], prefix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Both were taken: a negative age served a mirror, NaN ran a sync with no limit at all.
+    line = mistake(argv, capsys)
+    assert line.startswith(prefix)
+    assert "number of seconds, 0 or more" in line

@@ -198,3 +198,20 @@ def test_a_library_in_a_folder_sqlite_cannot_write_to_is_named(
     Library.open(path).close()
     with unwritable(folders[0]):
         assert_refused_untouched(screvi, path, folders[1], "not writable")
+
+
+def marked_but_empty(path: Path, pragma: str) -> None:
+    """A database another application has claimed (its mark or its schema version set, as
+    many do first) before creating any table."""
+    conn = sqlite3.connect(path)
+    conn.execute(pragma)
+    conn.close()
+
+
+@pytest.mark.parametrize("pragma", ["PRAGMA application_id = 12345", "PRAGMA user_version = 7"])
+def test_a_table_less_database_claimed_by_another_application_is_refused_untouched(
+    folders: tuple[Path, Path], screvi: Screvi, pragma: str
+) -> None:
+    claimed = folders[0] / "claimed.db"
+    marked_but_empty(claimed, pragma)
+    assert_refused_untouched(screvi, claimed, folders[1], "not a screvi-mcp library")

@@ -80,15 +80,20 @@ async def test_search_sends_types_comma_separated_and_leaves_defaults_to_the_ser
 async def test_ids_are_one_escaped_path_segment(mock_client: MockClientFactory) -> None:
     server = FaultServer([ONE])
     async with mock_client(server) as client:
-        await client.get_highlight("../tags")
-    assert server.sent[0].raw_path == "/api/v1/highlights/..%2Ftags"
+        await client.get_highlight("a?b#c %d")
+    assert server.sent[0].raw_path == "/api/v1/highlights/a%3Fb%23c%20%25d"
 
 
-async def test_blank_id_is_refused_before_sending(mock_client: MockClientFactory) -> None:
+@pytest.mark.parametrize("bad_id", ["  ", "../tags", "a/b", "..", "."])
+async def test_blank_or_path_like_id_is_refused_before_sending(
+    mock_client: MockClientFactory, bad_id: str
+) -> None:
+    # Servers decode %2F back into a slash, and httpx resolves dot segments: either would
+    # reach another endpoint. No id holds them: the spec's 404 for a malformed id.
     server = FaultServer([ONE])
     async with mock_client(server) as client:
         with pytest.raises(NotFoundError):
-            await client.get_highlight("  ")
+            await client.get_highlight(bad_id)
     assert server.sent == []
 
 

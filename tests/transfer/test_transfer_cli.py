@@ -323,3 +323,28 @@ def test_a_folder_given_to_import_is_called_a_folder_and_the_clippings_file_name
     code, _, err = run(capsys, "import", "readwise", str(device), "--library", library)
     assert code == 1 and f"{device} is a folder; give the Readwise export file" in err
     assert not Path(library).exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "markdown"])
+def test_an_export_to_a_place_it_cannot_write_says_so_before_reading_the_library(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    # A folder under a regular file cannot be made, by root either. The message named the
+    # export's temporary file (or the file in the way as "File exists") after the whole
+    # library had been read.
+    library = str(tmp_path / "l.sqlite")
+    assert (
+        run(capsys, "import", "kindle", str(FIXTURES / "clippings_fr.txt"), "--library", library)[0]
+        == 0
+    )
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine\n")
+    target = blocker / "export" / "out"
+    code, out, err = run(capsys, "export", fmt, str(target), "--library", library)
+    assert code == 1 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err  # no progress line: nothing was read
+    assert lines[0].startswith(f"screvi-mcp: cannot export to {target}: ")
+    assert "is a file, not a folder" in lines[0] and str(blocker) in lines[0]
+    assert ".screvi-export-" not in err and "Errno" not in err
+    assert blocker.read_text() == "mine\n"

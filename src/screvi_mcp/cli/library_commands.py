@@ -14,7 +14,7 @@ from screvi_mcp.cli.common import (
     checked_library_path,
     open_library,
 )
-from screvi_mcp.cli.parsing import port
+from screvi_mcp.cli.parsing import key_name, port
 
 API_PORT = 8080  # `screvi-mcp api`
 
@@ -240,7 +240,9 @@ def _add_keys_command(commands: argparse._SubParsersAction) -> None:  # type: ig
     key_commands = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     create = key_commands.add_parser("create", help="create a key and print it once")
     add_library_option(create)
-    create.add_argument("--name", required=True, help="a name to recognise the key by")
+    create.add_argument(
+        "--name", required=True, type=key_name, help="a name to recognise the key by"
+    )
     create.add_argument("--write", action="store_true", help="grant the write scope")
     create.add_argument(
         "--legacy", action="store_true", help="a legacy account-wide key (read-only forever)"

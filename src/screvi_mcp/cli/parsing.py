@@ -33,6 +33,33 @@ def port(value: str) -> int:
     return int(value)
 
 
+def seconds(value: str) -> float:
+    """A duration: a finite number of seconds, 0 or more (float() takes -5, nan and inf)."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0 <= number < float("inf"):  # NaN fails every comparison
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a duration; give a number of seconds, 0 or more"
+        )
+    return number
+
+
+KEY_NAME_MAX = 100
+
+
+def key_name(value: str) -> str:
+    """A key's name: `keys list` shows it on the key's one line, so it is printable text."""
+    name = value.strip()
+    if not 1 <= len(name) <= KEY_NAME_MAX or not name.isprintable():
+        raise argparse.ArgumentTypeError(
+            f"{value[:40]!r} is not a usable name; give 1 to {KEY_NAME_MAX} characters on "
+            "one line, without tabs or control characters"
+        )
+    return name
+
+
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

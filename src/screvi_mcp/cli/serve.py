@@ -17,7 +17,7 @@ from screvi_mcp.cli.common import (
     check_port_free,
     checked_library_path,
 )
-from screvi_mcp.cli.parsing import port
+from screvi_mcp.cli.parsing import port, seconds
 from screvi_mcp.server.toolsets import TOOLSETS
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--mirror-max-age",
-        type=float,
+        type=seconds,
         default=900.0,
         metavar="SECONDS",
         help="refresh a mirror older than this before answering (default 900; a refresh "

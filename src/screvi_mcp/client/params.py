@@ -105,10 +105,15 @@ def keywords(method: str, given: Mapping[str, Any], declared: type) -> dict[str,
 
 
 def path_id(value: str, what: str) -> str:
-    """An id made safe as one path segment; a blank id would silently hit the list endpoint."""
+    """An id made safe as one path segment. A blank id, `.`/`..`, or one holding a slash
+    (servers decode %2F back into one) would reach another endpoint, or none: no id has
+    them, so it is the spec's 404 for a malformed id, answered without a request."""
     if not isinstance(value, str) or not value.strip():
         raise NotFoundError(f"{what} id is empty", status=404, from_server=False)
-    return quote(value.strip(), safe="")
+    value = value.strip()
+    if value in (".", "..") or "/" in value:
+        raise NotFoundError(f"{what} id {value!r} is not an id", status=404, from_server=False)
+    return quote(value, safe="")
 
 
 def check_range(

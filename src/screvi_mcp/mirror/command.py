@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from screvi_mcp import config, extensions
+from screvi_mcp.cli.parsing import seconds
 from screvi_mcp.contract import MAX_PER_PAGE, RATE_LIMIT_PER_MINUTE
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--time-limit",
-        type=float,
+        type=seconds,
         default=None,
         metavar="SECONDS",
         help="stop after this long (the next run continues where this one stopped)",

@@ -85,11 +85,25 @@ def _own_key(headers: Mapping[str, str] | None) -> str:
 
 
 def _session_key(ctx: Context) -> str:
-    """Which MCP session a call belongs to: the unit of the rate limit's fair share."""
+    """Which MCP client a call belongs to: the unit of the rate limit's fair share.
+
+    The SDK (2.x) builds a `ServerSession`, and on the 2026 protocol a `Connection` too, for
+    every request: keyed by either, one agent counted as dozens of callers, each refused
+    past a sliver of the limit. A transport session (streamable HTTP's `mcp-session-id`) is
+    one client; stdio is the one client of this process; sessionless HTTP requests name no
+    client, so they share one key (the limit itself still holds).
+    """
     try:
-        return f"session-{id(ctx.session)}"
+        session = ctx.session
     except Exception:  # no request context (a call made outside a session)
         return "session-none"
+    headers = ctx.headers
+    session_id = getattr(getattr(session, "_connection", None), "session_id", None) or (
+        headers.get("mcp-session-id") if headers else None
+    )
+    if session_id:
+        return f"session-{session_id}"
+    return "session-local" if headers is None else "session-http"
 
 
 class Backend:

@@ -142,10 +142,12 @@ def clean_id(value: Any) -> Any:
 
 
 # Argument types, with the spec's bounds, shared by several tools.
+# The bounds before the cleaning validator, which then wraps them: a blank or long id is
+# named in characters ("at most 64 characters"), not as a list's "items".
 Id = Annotated[
     str,
-    BeforeValidator(clean_id),
     Field(description="UUID, as returned by another tool", min_length=1, max_length=64),
+    BeforeValidator(clean_id),
 ]
 Page = Annotated[int, Field(ge=1, description="1-based page number")]
 PerPage = Annotated[int, Field(ge=1, le=contract.MAX_PER_PAGE)]

@@ -174,13 +174,25 @@ def add_health_route(mcp: MCPServer) -> None:
         return JSONResponse({"status": "ok"})
 
 
+async def _run_stdio(mcp: MCPServer) -> None:
+    """`mcp.run_stdio_async()`, with a lone-surrogate request answered, not dropped."""
+    from mcp.server.stdio import stdio_server
+
+    from screvi_mcp.server.stdio_guard import SurrogateGuard
+
+    server = mcp._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        guarded = SurrogateGuard(read_stream, write_stream)
+        await server.run(guarded, write_stream, server.create_initialization_options())
+
+
 async def serve(
     mcp: MCPServer, backend: Backend, transport: Transport, options: HttpOptions
 ) -> None:
     """Run until stopped; the backend's client is closed on the way out."""
     try:
         if transport == "stdio":
-            await mcp.run_stdio_async()
+            await _run_stdio(mcp)
             return
         import uvicorn
 

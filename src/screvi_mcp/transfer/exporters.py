@@ -357,6 +357,25 @@ def review_cards(library_path: Path) -> list[dict[str, object]]:
         return state.exported_cards()
 
 
+def _check_writable(folder: Path) -> None:
+    """The export can write in `folder` (made if missing): said before the library is read,
+    in words, rather than as an errno naming a temporary file after the work."""
+    ancestor = folder
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ValueError(f"{ancestor} is a file, not a folder; choose another place to export to")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".screvi-export-", dir=folder)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ValueError(
+            f"cannot write in {folder}: {error.strerror or error}; choose a folder you can write to"
+        ) from error
+
+
 def export_library(
     kind: str, target: Path, library_path: Path, *, progress: ProgressReporter | None = None
 ) -> str:
@@ -369,6 +388,7 @@ def export_library(
         raise ValueError(f"{kind} export writes one file; give a file name, not a directory")
     if not library_path.exists():
         raise ValueError(f"no library at {library_path} (give it with --library PATH)")
+    _check_writable(target if kind == "markdown" else target.parent)
     library_id, held = "", set[str]()
     if kind == "markdown":
         # Which library this is, and which notes of earlier versions are its own: before

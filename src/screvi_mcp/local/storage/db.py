@@ -84,6 +84,8 @@ def check_is_library(path: Path) -> None:
         conn = read_only(path)
         try:
             mark = int(conn.execute("PRAGMA application_id").fetchone()[0])
+            # Ours is always 0; another application's schema version claims the file.
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
             tables = {  # SQLite's own objects (a primary key's index) aside
                 row[0]
                 for row in conn.execute(
@@ -101,7 +103,11 @@ def check_is_library(path: Path) -> None:
         raise LibraryRefused(damaged(path, exc)) from exc
     # Only an empty `schema_migrations`: another process is making this library right now
     # (`_pending` creates that table before the migrations' transaction).
-    if mark != APPLICATION_ID and tables - {"schema_migrations"} and FIRST_MIGRATION not in applied:
+    # Another application's mark (or schema version) claims a file even before its tables
+    # exist; an unmarked file with tables but not our first migration is someone else's too.
+    claimed = mark != 0 or version != 0
+    foreign = tables - {"schema_migrations"} and FIRST_MIGRATION not in applied
+    if mark != APPLICATION_ID and (claimed or foreign):
         raise LibraryRefused(
             f"{path} is a SQLite database of another application, not a screvi-mcp library; "
             "it was left untouched. Point --library at a library file or at a new path"
