@@ -358,22 +358,43 @@ def judged_pairs(
 
     index = semantic_index_for(labelled.library)
     assert index is not None
-    judge = JudgeVerifier(index.embedder)  # type: ignore[attr-defined]
     passages = {p.key: embedding_text(p.content, p.note) for p in labelled.set.passages}
     conn = labelled.library.connection()
-    rows, labels = [], []
+    asked = []
     questions = [(q.q, set(q.relevant)) for q in labelled.set.queries_by_half[half]]
     questions += [(q, set()) for q, _ in labelled.set.negatives_by_half[half]]
     for text, relevant in questions:
         if multilingual.routes_to_multilingual(text) and min_relevance > 0:
             continue  # search asks the multilingual model for it
         matches = index.semantic_ranking(conn, text, Filters(), min_relevance, per_query)
-        if not matches:
-            continue
-        keys = [labelled.key_of[m.seq] for m in matches]
-        rows.append(judge.features(text, [passages[k] for k in keys], [m.cosine for m in matches]))
-        labels += [float(k in relevant) for k in keys]
+        if matches:
+            asked.append(
+                (text, relevant, matches, [passages[labelled.key_of[m.seq]] for m in matches])
+            )
+    # Each text's token vectors once: a highlight is a candidate of many queries.
+    embedder = _TokenVectorsOnce(index.embedder)  # type: ignore[attr-defined]
+    embedder.token_vectors([t for text, _, _, texts in asked for t in (text, *texts)])
+    judge = JudgeVerifier(embedder)  # type: ignore[arg-type]
+    rows, labels = [], []
+    for text, relevant, matches, texts in asked:
+        rows.append(judge.features(text, texts, [m.cosine for m in matches]))
+        labels += [float(labelled.key_of[m.seq] in relevant) for m in matches]
     return Pairs(np.vstack(rows), np.asarray(labels))
+
+
+class _TokenVectorsOnce:
+    """The embedder's token vectors, each distinct text run through the model once, within
+    one evaluation (nothing is kept across runs: the model under test computes them all)."""
+
+    def __init__(self, embedder: Any) -> None:
+        self._embedder = embedder
+        self._known: dict[str, Any] = {}
+
+    def token_vectors(self, texts: list[str]) -> list[Any]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._known]
+        if missing:
+            self._known.update(zip(missing, self._embedder.token_vectors(missing), strict=True))
+        return [self._known[t] for t in texts]
 
 
 def auc(scores: Any, labels: Any) -> float:
