@@ -80,7 +80,8 @@ def _groups(items: list[pytest.Item]) -> dict[str, str]:
 
 
 _GROUPS_DIR = pytest.StashKey[Path]()
-_LONG_MARKS = ("e2e", "bench")
+_LONG_MARKS = ("bench", "e2e")  # in the order their groups are handed out
+_SHORT = len(_LONG_MARKS) + 1
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -104,17 +105,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if where is None:
         return
     groups = _groups(items)
-    long = {groups[item.nodeid] for item in items if _is_long(item, groups[item.nodeid])}
-    # Stable: the long groups first, each group's tests in their collected order.
-    items.sort(key=lambda item: groups[item.nodeid] not in long)
+    rank: dict[str, int] = {}
+    for item in items:
+        group = groups[item.nodeid]
+        rank[group] = min(rank.get(group, _SHORT), _rank(item, group))
+    # Stable: the long groups first (the benchmark's first of all), each group's tests in
+    # their collected order.
+    items.sort(key=lambda item: rank[groups[item.nodeid]])
     path = Path(where) / f"{config.workerinput['workerid']}.json"
     path.write_text(json.dumps(groups))
 
 
-def _is_long(item: pytest.Item, group: str) -> bool:
-    if any(item.get_closest_marker(mark) for mark in _LONG_MARKS):
-        return True
-    return group != item.nodeid.split("::")[0] or bool(_shared(item, "module"))
+def _rank(item: pytest.Item, group: str) -> int:
+    """When the test's group is handed out: by the first of _LONG_MARKS it carries (the
+    benchmark is one test of two minutes: started late, it would end the run alone), then
+    the groups holding a session or module fixture, then the rest."""
+    for rank, mark in enumerate(_LONG_MARKS):
+        if item.get_closest_marker(mark):
+            return rank
+    if group != item.nodeid.split("::")[0] or _shared(item, "module"):
+        return len(_LONG_MARKS)
+    return _SHORT
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
