@@ -118,7 +118,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _rank(item: pytest.Item, group: str) -> int:
     """When the test's group is handed out: by the first of _LONG_MARKS it carries (the
-    benchmark is one test of two minutes: started late, it would end the run alone), then
+    benchmark's tests take a minute or more each: started late, one would end the run alone), then
     the groups holding a session or module fixture, then the rest."""
     for rank, mark in enumerate(_LONG_MARKS):
         if item.get_closest_marker(mark):
