@@ -82,7 +82,7 @@ def _build_mpnet_v1(folder: Path) -> None:
         config = archive.config()
         (folder / "tokenizer.json").write_bytes(archive.read("tokenizer.json"))
         weights = {name: array for name, array, _ in archive.weights()}
-    model = build_mpnet_graph(weights, config)
+    model = build_mpnet_graph(weights, config, fused_qkv=False)  # version 1's graph
     del weights
     onnx.save(model, str(folder / "fp32.onnx"))
     feed_forward = [n.name for n in model.graph.node if FEED_FORWARD_MARK in n.name]

@@ -25,7 +25,7 @@ reads the token vectors.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,6 +97,14 @@ class _Builder:
         b = self.constant(f"{name}.bias", bias.astype(np.float32))
         return self.op("Add", [self.op("MatMul", [x, w], name=f"{name}.matmul"), b])
 
+    def split(self, x: str, parts: int) -> list[str]:
+        """`x` cut into `parts` equal slices along its last axis (opset 17: by output count)."""
+        self._count += 1
+        name = f"split_{self._count}"
+        outputs = [f"{name}_out{i}" for i in range(parts)]
+        self.nodes.append(helper.make_node("Split", [x], outputs, name, axis=-1))
+        return outputs
+
     def layer_norm(
         self, x: str, weights: Mapping[str, npt.NDArray[np.float32]], prefix: str, epsilon: float
     ) -> str:
@@ -106,26 +114,48 @@ class _Builder:
 
 
 def build_mpnet_graph(
-    weights: Mapping[str, npt.NDArray[np.float32]], config: Mapping[str, object]
+    weights: Mapping[str, npt.NDArray[np.float32]],
+    config: Mapping[str, object],
+    *,
+    fused_qkv: bool = True,
 ) -> onnx.ModelProto:
     """The encoder for `weights` (tensor name -> array, as in model.safetensors) and
-    `config` (config.json), with inputs input_ids and attention_mask [batch, sequence]."""
+    `config` (config.json), with inputs input_ids and attention_mask [batch, sequence].
+
+    `fused_qkv` computes a layer's queries, keys and values with one MatMul (its three
+    weights side by side) rather than three: the input is quantised once instead of three
+    times, and its outlier channels split out once (converter v3). False is the graph of
+    converters 1-2 (bench.embedding_speed rebuilds version 1 as its baseline)."""
     hidden = int(str(config["hidden_size"]))
     heads = int(str(config["num_attention_heads"]))
-    layers = int(str(config["num_hidden_layers"]))
     epsilon = float(str(config.get("layer_norm_eps", 1e-5)))
-    padding_idx = int(str(config.get("pad_token_id", 1)))
-    head_size = hidden // heads
     g = _Builder()
+    x, positions = _embeddings(g, weights, int(str(config.get("pad_token_id", 1))), epsilon)
+    shapes = _Shapes(
+        split_heads=g.constant("split_heads", np.array([0, 0, heads, hidden // heads], np.int64)),
+        merge_heads=g.constant("merge_heads", np.array([0, 0, hidden], np.int64)),
+        scale=g.constant("scale", np.array(1.0 / math.sqrt(hidden // heads), np.float32)),
+        half=g.constant("half", np.array(0.5, np.float32)),
+        sqrt2=g.constant("sqrt2", np.array(math.sqrt(2.0), np.float32)),
+        one="one_f",
+        attention_bias=_attention_bias(g, weights, positions),
+        epsilon=epsilon,
+        fused_qkv=fused_qkv,
+    )
+    for i in range(int(str(config["num_hidden_layers"]))):
+        x = _layer(g, x, weights, f"encoder.layer.{i}", shapes)
+    return _model(g, x, hidden)
 
-    # Shapes and positions.
+
+def _embeddings(
+    g: _Builder, weights: Mapping[str, npt.NDArray[np.float32]], padding_idx: int, epsilon: float
+) -> tuple[str, str]:
+    """Word + position embeddings, LayerNorm'd, and the positions 0..seq-1."""
     shape = g.op("Shape", ["input_ids"])
     seq_len = g.op("Gather", [shape, g.constant("one_index", np.array(1, np.int64))], axis=0)
     zero = g.constant("zero", np.array(0, np.int64))
     step = g.constant("one", np.array(1, np.int64))
     positions = g.op("Range", [zero, seq_len, step])  # [seq]
-
-    # Embeddings.
     word = g.constant(
         "embeddings.word_embeddings.weight", weights["embeddings.word_embeddings.weight"]
     )
@@ -140,8 +170,14 @@ def build_mpnet_graph(
             g.op("Gather", [position_table, positions], axis=0),
         ],
     )
-    x = g.layer_norm(x, weights, "embeddings.LayerNorm", epsilon)
+    return g.layer_norm(x, weights, "embeddings.LayerNorm", epsilon), positions
 
+
+def _attention_bias(
+    g: _Builder, weights: Mapping[str, npt.NDArray[np.float32]], positions: str
+) -> str:
+    """The relative position bias plus the padding mask, [batch, heads, seq, seq], which
+    every layer adds to its attention scores."""
     # The padding mask, [batch, 1, 1, seq]: 0 where attended, a large negative where padded.
     mask = g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
     mask = g.op("Unsqueeze", [mask, g.constant("mask_axes", np.array([1, 2], np.int64))])
@@ -152,7 +188,6 @@ def build_mpnet_graph(
             g.constant("masked", np.array(-1e9, np.float32)),
         ],
     )
-
     # The relative position bias, [1, heads, seq, seq], shared by all layers.
     table = g.constant(
         "relative_offset_bias", offset_bias_table(weights["encoder.relative_attention_bias.weight"])
@@ -171,21 +206,11 @@ def build_mpnet_graph(
         "Unsqueeze",
         [g.op("Transpose", [bias], perm=[2, 0, 1]), g.constant("axis0b", np.array([0], np.int64))],
     )
-    attention_bias = g.op("Add", [bias, mask])  # [batch, heads, seq, seq]
+    return g.op("Add", [bias, mask])
 
-    shapes = _Shapes(
-        split_heads=g.constant("split_heads", np.array([0, 0, heads, head_size], np.int64)),
-        merge_heads=g.constant("merge_heads", np.array([0, 0, hidden], np.int64)),
-        scale=g.constant("scale", np.array(1.0 / math.sqrt(head_size), np.float32)),
-        half=g.constant("half", np.array(0.5, np.float32)),
-        sqrt2=g.constant("sqrt2", np.array(math.sqrt(2.0), np.float32)),
-        one="one_f",
-        attention_bias=attention_bias,
-        epsilon=epsilon,
-    )
-    for i in range(layers):
-        x = _layer(g, x, weights, f"encoder.layer.{i}", shapes)
 
+def _model(g: _Builder, x: str, hidden: int) -> onnx.ModelProto:
+    """The graph with `x` as its output, last_hidden_state [batch, sequence, hidden]."""
     g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], "output"))
     dynamic = ["batch", "sequence"]
     graph = helper.make_graph(
@@ -217,6 +242,7 @@ class _Shapes:
     one: str
     attention_bias: str
     epsilon: float
+    fused_qkv: bool
 
 
 def _layer(
@@ -230,17 +256,7 @@ def _layer(
     def heads_of(t: str) -> str:
         return g.op("Transpose", [g.op("Reshape", [t, c.split_heads])], perm=[0, 2, 1, 3])
 
-    q, k, v = (
-        heads_of(
-            g.linear(
-                x,
-                w(f"attention.attn.{n}.weight"),
-                w(f"attention.attn.{n}.bias"),
-                f"{p}.attention.{n}",
-            )
-        )
-        for n in "qkv"
-    )
+    q, k, v = (heads_of(t) for t in _queries_keys_values(g, x, w, p, c.fused_qkv))
     scores = g.op("Mul", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), c.scale])
     probabilities = g.op("Softmax", [g.op("Add", [scores, c.attention_bias])], axis=-1)
     context = g.op("Transpose", [g.op("MatMul", [probabilities, v])], perm=[0, 2, 1, 3])
@@ -267,3 +283,24 @@ def _layer(
         gelu, w("output.dense.weight"), w("output.dense.bias"), f"{p}.{FEED_FORWARD_MARK}.down"
     )
     return g.layer_norm(g.op("Add", [down, x]), weights, f"{p}.output.LayerNorm", c.epsilon)
+
+
+def _queries_keys_values(
+    g: _Builder, x: str, w: Callable[[str], npt.NDArray[np.float32]], p: str, fused: bool
+) -> list[str]:
+    """The layer's query, key and value projections of `x`, [batch, seq, hidden] each."""
+    if not fused:
+        return [
+            g.linear(
+                x,
+                w(f"attention.attn.{n}.weight"),
+                w(f"attention.attn.{n}.bias"),
+                f"{p}.attention.{n}",
+            )
+            for n in "qkv"
+        ]
+    # torch's [out, in] weights stacked along out: q, k, v side by side after the transpose.
+    weight = np.concatenate([w(f"attention.attn.{n}.weight") for n in "qkv"])
+    bias = np.concatenate([w(f"attention.attn.{n}.bias") for n in "qkv"])
+    qkv = g.linear(x, weight, bias, f"{p}.attention.qkv")
+    return g.split(qkv, 3)
