@@ -97,12 +97,12 @@ class _Builder:
         b = self.constant(f"{name}.bias", bias.astype(np.float32))
         return self.op("Add", [self.op("MatMul", [x, w], name=f"{name}.matmul"), b])
 
-    def split(self, x: str, parts: int) -> list[str]:
-        """`x` cut into `parts` equal slices along its last axis (opset 17: by output count)."""
+    def split(self, x: str, parts: int, axis: int = -1) -> list[str]:
+        """`x` cut into `parts` equal slices along `axis` (opset 17: by output count)."""
         self._count += 1
         name = f"split_{self._count}"
         outputs = [f"{name}_out{i}" for i in range(parts)]
-        self.nodes.append(helper.make_node("Split", [x], outputs, name, axis=-1))
+        self.nodes.append(helper.make_node("Split", [x], outputs, name, axis=axis))
         return outputs
 
     def layer_norm(
@@ -133,6 +133,7 @@ def build_mpnet_graph(
     x, positions = _embeddings(g, weights, int(str(config.get("pad_token_id", 1))), epsilon)
     shapes = _Shapes(
         split_heads=g.constant("split_heads", np.array([0, 0, heads, hidden // heads], np.int64)),
+        split_qkv=g.constant("split_qkv", np.array([0, 0, 3, heads, hidden // heads], np.int64)),
         merge_heads=g.constant("merge_heads", np.array([0, 0, hidden], np.int64)),
         scale=g.constant("scale", np.array(1.0 / math.sqrt(hidden // heads), np.float32)),
         half=g.constant("half", np.array(0.5, np.float32)),
@@ -142,6 +143,7 @@ def build_mpnet_graph(
         epsilon=epsilon,
         fused_qkv=fused_qkv,
     )
+    g.constant("squeeze_first", np.array([0], np.int64))
     for i in range(int(str(config["num_hidden_layers"]))):
         x = _layer(g, x, weights, f"encoder.layer.{i}", shapes)
     return _model(g, x, hidden)
@@ -235,6 +237,7 @@ class _Shapes:
     """Constants every layer shares."""
 
     split_heads: str
+    split_qkv: str
     merge_heads: str
     scale: str
     half: str
@@ -253,10 +256,7 @@ def _layer(
     def w(name: str) -> npt.NDArray[np.float32]:
         return weights[f"{p}.{name}"]
 
-    def heads_of(t: str) -> str:
-        return g.op("Transpose", [g.op("Reshape", [t, c.split_heads])], perm=[0, 2, 1, 3])
-
-    q, k, v = (heads_of(t) for t in _queries_keys_values(g, x, w, p, c.fused_qkv))
+    q, k, v = _queries_keys_values(g, x, w, p, c)
     scores = g.op("Mul", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), c.scale])
     probabilities = g.op("Softmax", [g.op("Add", [scores, c.attention_bias])], axis=-1)
     context = g.op("Transpose", [g.op("MatMul", [probabilities, v])], perm=[0, 2, 1, 3])
@@ -286,11 +286,11 @@ def _layer(
 
 
 def _queries_keys_values(
-    g: _Builder, x: str, w: Callable[[str], npt.NDArray[np.float32]], p: str, fused: bool
+    g: _Builder, x: str, w: Callable[[str], npt.NDArray[np.float32]], p: str, c: _Shapes
 ) -> list[str]:
-    """The layer's query, key and value projections of `x`, [batch, seq, hidden] each."""
-    if not fused:
-        return [
+    """The layer's queries, keys and values of `x`, [batch, heads, seq, head_size] each."""
+    if not c.fused_qkv:
+        projections = [
             g.linear(
                 x,
                 w(f"attention.attn.{n}.weight"),
@@ -299,8 +299,15 @@ def _queries_keys_values(
             )
             for n in "qkv"
         ]
+        return [
+            g.op("Transpose", [g.op("Reshape", [t, c.split_heads])], perm=[0, 2, 1, 3])
+            for t in projections
+        ]
     # torch's [out, in] weights stacked along out: q, k, v side by side after the transpose.
     weight = np.concatenate([w(f"attention.attn.{n}.weight") for n in "qkv"])
     bias = np.concatenate([w(f"attention.attn.{n}.bias") for n in "qkv"])
     qkv = g.linear(x, weight, bias, f"{p}.attention.qkv")
-    return g.split(qkv, 3)
+    # [batch, seq, 3, heads, head] -> [3, batch, heads, seq, head]: one transpose for all three
+    # (then contiguous slices), not one each.
+    packed = g.op("Transpose", [g.op("Reshape", [qkv, c.split_qkv])], perm=[2, 0, 3, 1, 4])
+    return [g.op("Squeeze", [part, "squeeze_first"]) for part in g.split(packed, 3, axis=0)]
