@@ -129,6 +129,10 @@ def pair_worker(
         models[variant] = _load(variant, root)
         models[variant].embed(["warm up"])
         result[variant] = {"model_id": models[variant].model_id}
+        if variant == "mpnet":  # its id names the vectors (v2's since v3), not the build
+            from screvi_mcp.local.search.mpnet.convert import CONVERTER_VERSION
+
+            result[variant]["converter_version"] = CONVERTER_VERSION
         result[variant]["rss_added_mib"] = round(_rss_mib() - before)
     rng = random.Random(5)
     passages = [corpus.passage(rng) for _ in range(texts)]
