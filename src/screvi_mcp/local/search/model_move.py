@@ -36,13 +36,13 @@ def start_default_model(library: Library, on_moved: Callable[[], object] = lambd
     """Start installing and moving to all-mpnet-base-v2 in the background, where this
     library serves with MiniLM although no model was chosen; True when started. `on_moved`
     runs on the install's thread once the highlights have moved."""
-    from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID
+    from screvi_mcp.local.search.embedder import MINILM_MODEL_ID
     from screvi_mcp.local.search.mpnet import auto
 
     index = _english_index(library)
     # The model id first: a library already on the default model (or a model of its own)
     # costs its first request no file-system checks (skip_reason creates the model cache).
-    if index is None or index.embedder.model_id != DEFAULT_MODEL_ID:
+    if index is None or index.embedder.model_id != MINILM_MODEL_ID:
         return False
     if auto.skip_reason() is not None:
         return False

@@ -26,7 +26,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from screvi_mcp.local.search.calibration import Calibration
-from screvi_mcp.local.search.embedder import DEFAULT_MODEL_ID, Embedder
+from screvi_mcp.local.search.embedder import MINILM_MODEL_ID, Embedder
 from screvi_mcp.local.search.onnx_runtime import cpu_session
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def load_verifier(
         return CosineVerifier(calibration)
     from screvi_mcp.local.search.judge import MINILM_JUDGE, JudgeVerifier
 
-    if judge is None and embedder.model_id == DEFAULT_MODEL_ID:
+    if judge is None and embedder.model_id == MINILM_MODEL_ID:
         judge = MINILM_JUDGE
     if judge is not None:
         return JudgeVerifier(judge)

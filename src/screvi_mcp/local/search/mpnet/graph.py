@@ -112,20 +112,33 @@ def build_mpnet_graph(
     `config` (config.json), with inputs input_ids and attention_mask [batch, sequence]."""
     hidden = int(str(config["hidden_size"]))
     heads = int(str(config["num_attention_heads"]))
-    layers = int(str(config["num_hidden_layers"]))
     epsilon = float(str(config.get("layer_norm_eps", 1e-5)))
-    padding_idx = int(str(config.get("pad_token_id", 1)))
-    head_size = hidden // heads
     g = _Builder()
+    x, positions = _embeddings(g, weights, int(str(config.get("pad_token_id", 1))), epsilon)
+    shapes = _Shapes(
+        split_heads=g.constant("split_heads", np.array([0, 0, heads, hidden // heads], np.int64)),
+        merge_heads=g.constant("merge_heads", np.array([0, 0, hidden], np.int64)),
+        scale=g.constant("scale", np.array(1.0 / math.sqrt(hidden // heads), np.float32)),
+        half=g.constant("half", np.array(0.5, np.float32)),
+        sqrt2=g.constant("sqrt2", np.array(math.sqrt(2.0), np.float32)),
+        one="one_f",
+        attention_bias=_attention_bias(g, weights, positions),
+        epsilon=epsilon,
+    )
+    for i in range(int(str(config["num_hidden_layers"]))):
+        x = _layer(g, x, weights, f"encoder.layer.{i}", shapes)
+    return _model(g, x, hidden)
 
-    # Shapes and positions.
+
+def _embeddings(
+    g: _Builder, weights: Mapping[str, npt.NDArray[np.float32]], padding_idx: int, epsilon: float
+) -> tuple[str, str]:
+    """Word + position embeddings, LayerNorm'd, and the positions 0..seq-1."""
     shape = g.op("Shape", ["input_ids"])
     seq_len = g.op("Gather", [shape, g.constant("one_index", np.array(1, np.int64))], axis=0)
     zero = g.constant("zero", np.array(0, np.int64))
     step = g.constant("one", np.array(1, np.int64))
     positions = g.op("Range", [zero, seq_len, step])  # [seq]
-
-    # Embeddings.
     word = g.constant(
         "embeddings.word_embeddings.weight", weights["embeddings.word_embeddings.weight"]
     )
@@ -140,8 +153,14 @@ def build_mpnet_graph(
             g.op("Gather", [position_table, positions], axis=0),
         ],
     )
-    x = g.layer_norm(x, weights, "embeddings.LayerNorm", epsilon)
+    return g.layer_norm(x, weights, "embeddings.LayerNorm", epsilon), positions
 
+
+def _attention_bias(
+    g: _Builder, weights: Mapping[str, npt.NDArray[np.float32]], positions: str
+) -> str:
+    """The relative position bias plus the padding mask, [batch, heads, seq, seq], which
+    every layer adds to its attention scores."""
     # The padding mask, [batch, 1, 1, seq]: 0 where attended, a large negative where padded.
     mask = g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
     mask = g.op("Unsqueeze", [mask, g.constant("mask_axes", np.array([1, 2], np.int64))])
@@ -152,7 +171,6 @@ def build_mpnet_graph(
             g.constant("masked", np.array(-1e9, np.float32)),
         ],
     )
-
     # The relative position bias, [1, heads, seq, seq], shared by all layers.
     table = g.constant(
         "relative_offset_bias", offset_bias_table(weights["encoder.relative_attention_bias.weight"])
@@ -171,21 +189,11 @@ def build_mpnet_graph(
         "Unsqueeze",
         [g.op("Transpose", [bias], perm=[2, 0, 1]), g.constant("axis0b", np.array([0], np.int64))],
     )
-    attention_bias = g.op("Add", [bias, mask])  # [batch, heads, seq, seq]
+    return g.op("Add", [bias, mask])
 
-    shapes = _Shapes(
-        split_heads=g.constant("split_heads", np.array([0, 0, heads, head_size], np.int64)),
-        merge_heads=g.constant("merge_heads", np.array([0, 0, hidden], np.int64)),
-        scale=g.constant("scale", np.array(1.0 / math.sqrt(head_size), np.float32)),
-        half=g.constant("half", np.array(0.5, np.float32)),
-        sqrt2=g.constant("sqrt2", np.array(math.sqrt(2.0), np.float32)),
-        one="one_f",
-        attention_bias=attention_bias,
-        epsilon=epsilon,
-    )
-    for i in range(layers):
-        x = _layer(g, x, weights, f"encoder.layer.{i}", shapes)
 
+def _model(g: _Builder, x: str, hidden: int) -> onnx.ModelProto:
+    """The graph with `x` as its output, last_hidden_state [batch, sequence, hidden]."""
     g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], "output"))
     dynamic = ["batch", "sequence"]
     graph = helper.make_graph(
