@@ -128,6 +128,35 @@ def _one_query(library: Any, index: Any, q: str, samples: Samples, own_tokens: A
     return len(matches)
 
 
+def table_rows(result: dict[str, Any], fmt: Any) -> list[tuple[str, str, str, str]]:
+    """The section's rows for the table (`fmt` is the runner's number format)."""
+    search = result["search"]
+    rows = []
+    for key, label in (("verify_new", "a new query"), ("verify_repeat", "the query repeated")):
+        part = result[key]
+        added, cpu = fmt(part["added_p50_ms"], " ms"), fmt(part["added_cpu_p50_ms"], " ms")
+        rows.append(
+            (
+                f"`verify=true` on {result['matches_judged_per_verify']} matches, {label}:"
+                " added p50 (CPU)",
+                f"+{added} (CPU +{cpu})",
+                f"search alone {fmt(search['p50_ms'], ' ms')}",
+                fmt(part["ratio_to_search"], "x"),
+            )
+        )
+    if "judge_own_model_tokens" in result:
+        new, own = result["judge_new"], result["judge_own_model_tokens"]
+        rows.append(
+            (
+                "  the judge alone, new: MiniLM's first layers vs the model's own tokens (p50)",
+                fmt(new["p50_ms"], " ms"),
+                f"own tokens {fmt(own['p50_ms'], ' ms')}",
+                fmt(new["p50_ms"] / own["p50_ms"], "x"),
+            )
+        )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.verify_cost", description=__doc__)
     parser.add_argument("--size", type=int, default=2000, help="highlights in the library")
