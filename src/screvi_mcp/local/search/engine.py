@@ -3,7 +3,7 @@
 candidates (candidates.py: keyword, semantic and named-source lists, each semantic match
 scored on one similarity scale by calibration.py and cut at min_relevance) -> fusion
 (fusion.py: reciprocal rank fusion, the named source first) -> verify (here, with
-`verify=true`: the judges re-order and annotate) -> the page.
+`verify=true`: the judges annotate, the order stays the ranking's) -> the page.
 
 The route layer parses the query string into a `SearchQuery`, calls `search`, then loads and
 renders the highlight rows of the returned seqs in the order given.
@@ -74,12 +74,12 @@ def search(library: Library, query: SearchQuery) -> tuple[list[SearchHit], int]:
     index = semantic_index_for(library)
     if query.verify and index is not None and (found.semantic or found.later):
         # Each model's matches are judged by that model's verifier (multilingual.py). The
-        # judges re-order and annotate: dropping what they doubt cost more answers than it
-        # emptied negatives (docs/search.md, "verify=true").
+        # judges only annotate: dropping what they doubt cost more answers than it emptied
+        # negatives, and re-ordering by them lost 2.4% of the plain top 3's answers on the
+        # tuning half, over the 2% every rule must keep (docs/search.md, "verify=true").
         conn = library.connection()
         semantic, later = found.semantic, found.later
         verified = multilingual.verify(library, conn, text, semantic, later, index.verify)
-        fused = by_verdict(fused, verified)
     total = len(fused)
     per_page = min(max(query.per_page, 1), MAX_SEARCH_PER_PAGE)
     start = (max(query.page, 1) - 1) * per_page
@@ -95,24 +95,6 @@ def searched(query: SearchQuery) -> SearchQuery:
     "highlights about", no trailing "?", no capitals that say nothing."""
     text = searched_text(query.q)
     return query if text == query.q else dataclasses.replace(query, q=text)
-
-
-def by_verdict(fused: list[FusedHit], verified: dict[int, float]) -> list[FusedHit]:
-    """The judged semantic-only hits re-ordered by the judge's probability among the places
-    they held; every other hit keeps its place: a keyword or `both` match has its words as
-    evidence, which the judge's text signals under-rate (a tag it does not read, a source
-    name), and re-ordering those too cost tuning answers (top-3 0.86 -> 0.84; semantic-only:
-    0.88, MRR 0.79 -> 0.78). Each place keeps its relevance, so relevance still falls."""
-    places = [i for i, hit in enumerate(fused) if hit.seq in verified and is_semantic(hit)]
-    ordered = sorted((fused[i] for i in places), key=lambda hit: -verified[hit.seq])
-    result = list(fused)
-    for place, hit in zip(places, ordered, strict=True):
-        result[place] = hit._replace(relevance=fused[place].relevance)
-    return result
-
-
-def is_semantic(hit: FusedHit) -> bool:
-    return hit.match_type == "semantic"
 
 
 def _to_hit(hit: FusedHit, verified: dict[int, float]) -> SearchHit:

@@ -58,7 +58,7 @@ async def search_highlights(
         Field(
             description="re-check semantic matches with a relevance model and fill "
             "verified_relevance, a probability; the hosted service drops off-topic ones, "
-            "the embedded library drops none and puts the likelier first; about +0.5 s"
+            "the embedded library drops none and keeps the ranking's order; about +0.5 s"
         ),
     ] = False,
     page: Page = 1,
