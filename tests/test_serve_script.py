@@ -13,13 +13,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from testsupport.polling import wait_until
 from testsupport.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,17 +96,19 @@ def test_a_complete_venv_starts_offline_without_installing(
     port = free_port()
     process = serve(project, port, tmp_path / "library.sqlite3")
     stop.append(process)
-    deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    while True:
+
+    def answers() -> bool:
         if process.poll() is not None:
             pytest.fail(f"serve.sh exited {process.returncode}: {process.communicate()[1]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, "the server did not answer /health"
-        time.sleep(0.2)
+        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200
+
+    wait_until(
+        answers,
+        timeout=START_TIMEOUT_SECONDS,
+        what="the server did not answer /health",
+        every=0.2,
+        transient=(httpx.TransportError,),
+    )
     process.terminate()
     _, err = process.communicate(timeout=START_TIMEOUT_SECONDS)
     assert "installing" not in err

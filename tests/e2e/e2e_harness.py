@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ import httpx
 import pytest
 
 from screvi_mcp.server.app import all_tool_specs
+from testsupport.polling import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 E2E = REPO / "e2e"
@@ -176,18 +176,24 @@ def start_service(
             stderr=subprocess.STDOUT,
         )
     service = Service(name, process, log)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def ready() -> bool:
         if process.poll() is not None:
             raise RuntimeError(f"{name} exited with {process.returncode}:\n{service.log_tail()}")
-        try:
-            if httpx.get(ready_url, headers=dict(headers or {}), timeout=2).status_code == 200:
-                return service
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    service.stop()
-    raise RuntimeError(f"{name} did not answer {ready_url} in {timeout}s:\n{service.log_tail()}")
+        return httpx.get(ready_url, headers=dict(headers or {}), timeout=2).status_code == 200
+
+    try:
+        wait_until(
+            ready,
+            timeout=timeout,
+            what=f"{name} did not answer {ready_url}",
+            every=0.2,
+            transient=(httpx.TransportError,),
+        )
+    except AssertionError as failure:
+        service.stop()
+        raise RuntimeError(f"{failure}:\n{service.log_tail()}") from None
+    return service
 
 
 @dataclass(frozen=True)

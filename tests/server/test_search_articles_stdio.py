@@ -4,10 +4,8 @@ site, finds a passage of it by meaning with search_articles, and reads it from t
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
-import anyio
 from article_texts import ARTICLES
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -15,6 +13,7 @@ from mcp.types import CallToolResult, TextContent
 from server_testkit import SCREVI_MCP, server_env
 
 from testsupport.pages_site import article_html, serve_pages
+from testsupport.polling import async_wait_until
 
 _READ = re.compile(r'read_article\(article_id="([^"]+)", offset=(\d+), max_chars=(\d+)\)')
 
@@ -43,12 +42,14 @@ async def test_save_search_read_over_stdio(tmp_path: Path) -> None:
                 )
                 assert "parse_state parsed" in _text(saved)
             query = {"query": "replicas that converge without a central server"}
-            deadline = time.monotonic() + 60  # bounded poll: until passages embed
-            while True:
+
+            async def found_by_meaning() -> str:  # once the passages are embedded
                 found = _text(await session.call_tool("search_articles", query))
-                if found.startswith("How collaborative editors") or time.monotonic() > deadline:
-                    break
-                await anyio.sleep(0.2)
+                return found if found.startswith("How collaborative editors") else ""
+
+            found = await async_wait_until(
+                found_by_meaning, timeout=60, what="the passage was not found", every=0.2
+            )
             assert found.startswith("How collaborative editors merge edits"), found
             article_id, offset, max_chars = _READ.search(found).groups()  # type: ignore[union-attr]
             chunk = _text(

