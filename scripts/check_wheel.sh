@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI: build the sdist and the wheel, install the wheel into a clean virtual environment
 # outside the checkout, first alone and then with the `local` extra, and run it as a user
-# would (scripts/wheel_smoke.py). pip reuses its cache; nothing but the package index is used.
+# would (scripts/wheel_smoke.py). Nothing but the package index is used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Nothing may come from the checkout: a PYTHONPATH=src kept from development would let the
@@ -20,14 +20,20 @@ ls "$work"/dist/*.tar.gz >/dev/null
 
 cd "$work"  # outside the checkout: nothing can be imported from src/ by accident
 # A venv from the base interpreter, not from the project's venv: nothing of it leaks in.
-# Without pip of its own (ensurepip cost 5 s of CPU): the project's pip installs into it.
+# Without pip of its own (ensurepip cost 5 s of CPU): the project's uv or pip installs into it.
 "$("$python" -c 'import sys; print(sys.base_prefix)')/bin/python3" -m venv --without-pip venv
-# --no-compile: byte-compiling every installed module (numpy, onnxruntime, lxml...) doubled
-# the install's CPU; the smoke run compiles the few it imports.
+# uv where scripts/test.sh put it beside the project's python (it reuses the wheels that install
+# fetched), else pip. pip's --no-compile: byte-compiling every installed module (numpy,
+# onnxruntime, lxml...) doubled the install's CPU; the smoke run compiles the few it imports.
+if [ -x "$(dirname "$python")/uv" ]; then
+  installer=("$(dirname "$python")/uv" pip install -q --python venv/bin/python)
+else
+  installer=("$python" -m pip --python venv/bin/python install -q --disable-pip-version-check
+    --no-compile)
+fi
 install() {
-  "$python" -m pip --python venv/bin/python install -q --disable-pip-version-check --no-compile \
-    "$1" >"$work/pip.log" 2>&1 \
-    || { cat "$work/pip.log" >&2; echo "wheel check failed: pip install $1" >&2; exit 1; }
+  "${installer[@]}" "$1" >"$work/pip.log" 2>&1 \
+    || { cat "$work/pip.log" >&2; echo "wheel check failed: installing $1" >&2; exit 1; }
 }
 install "$wheel"
 venv/bin/python "$repo/scripts/wheel_smoke.py" base "$work"
