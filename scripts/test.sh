@@ -26,7 +26,9 @@ jobs=("npm:$!")
 # uv fills the venv: pip fetched every wheel again on each run here (it kept no cache: 35 s
 # idle, and as long again for the wheel check's venv); uv fetches in parallel and keeps its
 # cache (~/.cache/uv: 19 s cold, 8 s warm under load). pip when uv cannot be had.
-if [ -x .venv/bin/uv ] || step uv .venv/bin/python -m pip install -q --no-compile uv; then
+# (pip warns once per configured local index that has no uv; those lines say nothing here.)
+if [ -x .venv/bin/uv ] || step uv .venv/bin/python -m pip install -q --no-compile uv \
+  2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); then
   install=(.venv/bin/uv pip install -q --python .venv/bin/python)
 else
   echo "test.sh: uv could not be installed; pip fills the venv instead (slower)" >&2
