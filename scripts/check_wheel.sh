@@ -12,9 +12,18 @@ python="${PYTHON:-$repo/.venv/bin/python}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/screvi-wheel.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
-# --no-isolation: build and hatchling come with the `test` extra, so no second download.
-"$python" -m build --no-isolation --outdir "$work/dist" . >"$work/build.log" 2>&1 \
-  || { cat "$work/build.log" >&2; echo "wheel check failed: python -m build" >&2; exit 1; }
+# uv where scripts/test.sh put it beside the project's python: it builds in its own isolated
+# environment and installs from its cache, so this check needs nothing of the project's venv
+# and runs beside its install. Else `build` and pip (build and hatchling come with the `test`
+# extra: --no-isolation, no second download).
+uv="$(dirname "$python")/uv"
+if [ -x "$uv" ]; then
+  build=("$uv" build --quiet --out-dir "$work/dist" .)
+else
+  build=("$python" -m build --no-isolation --outdir "$work/dist" .)
+fi
+"${build[@]}" >"$work/build.log" 2>&1 \
+  || { cat "$work/build.log" >&2; echo "wheel check failed: ${build[*]}" >&2; exit 1; }
 wheel="$(ls "$work"/dist/*.whl)"
 ls "$work"/dist/*.tar.gz >/dev/null
 
@@ -22,11 +31,10 @@ cd "$work"  # outside the checkout: nothing can be imported from src/ by acciden
 # A venv from the base interpreter, not from the project's venv: nothing of it leaks in.
 # Without pip of its own (ensurepip cost 5 s of CPU): the project's uv or pip installs into it.
 "$("$python" -c 'import sys; print(sys.base_prefix)')/bin/python3" -m venv --without-pip venv
-# uv where scripts/test.sh put it beside the project's python (it reuses the wheels that install
-# fetched), else pip. pip's --no-compile: byte-compiling every installed module (numpy,
-# onnxruntime, lxml...) doubled the install's CPU; the smoke run compiles the few it imports.
-if [ -x "$(dirname "$python")/uv" ]; then
-  installer=("$(dirname "$python")/uv" pip install -q --python venv/bin/python)
+# pip's --no-compile: byte-compiling every installed module (numpy, onnxruntime, lxml...)
+# doubled the install's CPU; the smoke run compiles the few it imports.
+if [ -x "$uv" ]; then
+  installer=("$uv" pip install -q --python venv/bin/python)
 else
   installer=("$python" -m pip --python venv/bin/python install -q --disable-pip-version-check
     --no-compile)

@@ -14,9 +14,10 @@ step() {  # step NAME COMMAND...: run it and say how long it took
 }
 began="$(now)"
 # Single-process steps side by side (two cores), each one's output shown only when it fails:
-# the e2e clients (npm needs nothing of ours) while the venv fills; then the package as users
-# get it (built, installed from the wheel into a clean venv, and run; skipped when pytest is
-# given arguments: a partial run while developing), the model's wheels and the static checks.
+# the e2e clients (npm needs nothing of ours) and the package as users get it (built,
+# installed from the wheel into a clean venv, and run; skipped when pytest is given
+# arguments: a partial run while developing) while the venv fills; then the model's wheels
+# and the static checks.
 logs="$(mktemp -d "${TMPDIR:-/tmp}/screvi-test-logs.XXXXXX")"
 scratch=""
 trap 'rm -rf "$logs" ${scratch:+"$scratch"}' EXIT
@@ -34,13 +35,18 @@ else
   echo "test.sh: uv could not be installed; pip fills the venv instead (slower)" >&2
   install=(.venv/bin/python -m pip install -q --no-compile)
 fi
-step install "${install[@]}" -e '.[local,test]'
-# What scripts/serve.sh checks to start without reinstalling (a superset of its install).
-python3 scripts/install_stamp.py >.venv/.screvi-mcp-installed
-if [ "$#" -eq 0 ]; then
+# The wheel check builds and installs with uv alone, so it runs beside the install.
+if [ "$#" -eq 0 ] && [ -x .venv/bin/uv ]; then
   step wheel bash scripts/check_wheel.sh >"$logs/wheel" 2>&1 &
   jobs+=("wheel:$!")
 fi
+step install "${install[@]}" -e '.[local,test]'
+if [ "$#" -eq 0 ] && [ ! -x .venv/bin/uv ]; then  # pip's way needs `build` from the install
+  step wheel bash scripts/check_wheel.sh >"$logs/wheel" 2>&1 &
+  jobs+=("wheel:$!")
+fi
+# What scripts/serve.sh checks to start without reinstalling (a superset of its install).
+python3 scripts/install_stamp.py >.venv/.screvi-mcp-installed
 checks() {
   step ruff .venv/bin/ruff check src tests bench scripts
   step format .venv/bin/ruff format --check src tests bench scripts
