@@ -13,6 +13,11 @@ step() {  # step NAME COMMAND...: run it and say how long it took
   took "$name" "$start"
 }
 began="$(now)"
+# Python may keep what it compiles. With PYTHONDONTWRITEBYTECODE set (this machine's image
+# sets it) and a venv installed without .pyc files, every process compiled every module it
+# imported, every time: a server start cost ~3 CPU-s instead of 1, and each test worker
+# compiled the test modules and their imports again (12 CPU-s instead of 4.5 to collect).
+unset PYTHONDONTWRITEBYTECODE
 # Single-process steps side by side (two cores), each one's output shown only when it fails:
 # the e2e clients (npm needs nothing of ours) and the package as users get it (built,
 # installed from the wheel into a clean venv, and run; skipped when pytest is given
@@ -56,6 +61,10 @@ step model .venv/bin/screvi-mcp install-model >"$logs/model" 2>&1 &
 jobs+=("model:$!")
 checks >"$logs/checks" 2>&1 &
 jobs+=("checks:$!")
+# Compile once what the test workers import (the test modules as pytest rewrites them, src,
+# the SDK...), so that three workers starting together do not each compile it all.
+step compile .venv/bin/python -m pytest --collect-only -q -p no:cacheprovider >"$logs/compile" 2>&1 &
+jobs+=("compile:$!")
 finish() {  # wait for the background jobs named in "$@"; show a failed one's output
   local failed=0 job
   for job in "$@"; do
