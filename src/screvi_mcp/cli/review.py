@@ -139,10 +139,9 @@ async def _client_and_place(
     client: ScreviClient
     if getattr(args, "mirror", False):
         from screvi_mcp.contract import HOSTED_BASE_URL
-        from screvi_mcp.mirror.command import default_mirror_path
         from screvi_mcp.mirror.serving import check_mirror, mirrored_client
 
-        path = Path(library).expanduser() if library else default_mirror_path()
+        path = Path(library).expanduser() if library else config.default_mirror_path()
         state = check_mirror(path, api_key, base_url or HOSTED_BASE_URL)
         client = await mirrored_client(
             path, api_key=api_key, base_url=base_url or state.get("base_url") or HOSTED_BASE_URL
