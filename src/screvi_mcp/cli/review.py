@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from screvi_mcp import config
+from screvi_mcp.cli.common import add_library_option
 from screvi_mcp.review.schedule import ANSWERS
 
 if TYPE_CHECKING:
@@ -42,12 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rate; the review resumes where you stopped. With SCREVI_API_KEY it reviews the "
         "hosted account (state kept in a file beside the default library)."
     )
-    parser.add_argument(
-        "--library",
-        metavar="PATH",
-        default=argparse.SUPPRESS,  # keeps a --library given before `review` (why: cli/common.py)
-        help=f"library file (default: ${config.LIBRARY_ENV}, or the mirror's with --mirror)",
-    )
+    add_library_option(parser, default=f"${config.LIBRARY_ENV}, or the mirror's with --mirror")
     parser.add_argument(
         "--mirror", action="store_true", default=argparse.SUPPRESS, help="review a mirror"
     )

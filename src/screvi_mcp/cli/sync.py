@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from screvi_mcp import config, extensions
+from screvi_mcp.cli.common import add_library_option
 from screvi_mcp.cli.parsing import seconds
 from screvi_mcp.contract import MAX_PER_PAGE, RATE_LIMIT_PER_MINUTE
 from screvi_mcp.mirror import DEFAULT_REQUESTS_PER_MINUTE
@@ -27,12 +28,7 @@ def _tell(message: str) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--library",
-        metavar="PATH",
-        default=argparse.SUPPRESS,  # keeps a --library given before `sync` (why: cli/common.py)
-        help=f"the mirror's library file (default: {config.default_mirror_path()})",
-    )
+    add_library_option(parser, default=f"the mirror, {config.default_mirror_path()}")
     parser.add_argument(
         "--requests-per-minute",
         type=int,
