@@ -172,16 +172,16 @@ def lease_until(seconds: float, now: datetime) -> str:
 
 
 def reset_interrupted(
-    conn: sqlite3.Connection, max_attempts: int, moment: datetime
+    conn: sqlite3.Connection, max_attempts: int, now: datetime
 ) -> tuple[int, int]:
     """Abandoned `fetching` rows: back to `queued`, or `failed` once out of attempts.
 
     A row whose claim is still live belongs to a worker at work (maybe in another process)
     and is left alone. Returns (requeued, failed). Counting the interrupted try as an attempt
-    stops a page that crashes the process from crashing it forever. `moment` is the worker's
-    clock's now (leases run out on it).
+    stops a page that crashes the process from crashing it forever. `now` is the worker's
+    clock's (leases run out on it).
     """
-    now = clock.format_timestamp(moment)
+    stamp = clock.format_timestamp(now)
     failure = json.dumps(
         {"reason": "interrupted", "message": "processing was interrupted too many times"}
     )
@@ -189,15 +189,15 @@ def reset_interrupted(
         str(row[0])
         for row in conn.execute(
             f"SELECT source_id FROM articles WHERE {_ABANDONED} AND fetch_attempts >= ?",
-            (now, max_attempts),
+            (stamp, max_attempts),
         )
     ]
     for article_id in failed_ids:
-        _set_failed(conn, article_id, "Processing was interrupted too many times", failure, now)
+        _set_failed(conn, article_id, "Processing was interrupted too many times", failure, stamp)
     requeued = conn.execute(
         "UPDATE articles SET parse_state = 'queued', next_attempt_at = NULL, claim_owner = NULL, "
         f"claim_expires_at = NULL WHERE {_ABANDONED}",
-        (now,),
+        (stamp,),
     ).rowcount
     return requeued, len(failed_ids)
 
