@@ -50,6 +50,11 @@ def default_library_path() -> Path:
     return Path(platformdirs.user_data_dir("screvi-mcp", appauthor=False)) / "library.sqlite3"
 
 
+def default_mirror_path() -> Path:
+    """Where `screvi-mcp sync` writes a mirror and `--mirror` serves it from by default."""
+    return default_library_path().with_name("mirror.sqlite3")
+
+
 def library_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """`--library`, else $SCREVI_LIBRARY, else the user data directory."""
     if explicit:

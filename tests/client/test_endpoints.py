@@ -34,6 +34,7 @@ from screvi_mcp.client import (
     ValidationFailedError,
 )
 from screvi_mcp.models import ArticleWithContent, Highlight, Page, SearchResult, Source
+from testsupport.polling import async_wait_until
 
 # Article URLs point at a closed port on this machine: nothing leaves 127.0.0.1 even if a
 # background fetcher tries them. The library refuses loopback pages at save time unless
@@ -326,11 +327,13 @@ async def test_article_body_without_highlights(connect: ClientFactory, missing_p
     async with connect() as client:
         saved = await client.save_article(missing_page)
         await client.create_highlight("A line from the essay", article_id=saved.id)
+
         # The background fetcher moves the article from `fetching` to `failed` at any moment;
         # compare the two reads only once it has settled, or the race is what gets compared.
-        with anyio.fail_after(10):
-            while (await client.get_article(saved.id)).parse_state in ("queued", "fetching"):
-                await anyio.sleep(0.02)
+        async def settled() -> bool:
+            return (await client.get_article(saved.id)).parse_state not in ("queued", "fetching")
+
+        await async_wait_until(settled, timeout=10, what="the fetch never ended", every=0.02)
         full = await client.get_article(saved.id, format="text", max_chars=1000)
         body = await client.get_article(saved.id, format="text", max_chars=1000, highlights=False)
     assert len(full.highlights) == 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -16,6 +15,7 @@ from screvi_mcp.local.api import keys
 from screvi_mcp.local.api.app import RATE_LIMIT_SETTING
 from screvi_mcp.local.api.auth import SUBSCRIPTION_SETTING, identify
 from screvi_mcp.local.storage.library import Library
+from testsupport.polling import wait_until
 from testsupport.servers import free_port
 
 
@@ -146,13 +146,18 @@ def test_api_command_serves_the_library(
     try:
         base = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=base, trust_env=False, timeout=10) as client:
-            for _ in range(600):  # a bound on waiting for start-up, not a timing assertion
-                try:
-                    client.get("/health")
-                    break
-                except httpx.TransportError:
-                    assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                    time.sleep(0.05)
+
+            def answering() -> bool:
+                assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                client.get("/health")  # any answer: it listens
+                return True
+
+            wait_until(
+                answering,
+                timeout=30,  # a bound on waiting for start-up, not a timing assertion
+                what="screvi-mcp api did not answer /health",
+                transient=(httpx.TransportError,),
+            )
             created = client.post(
                 "/api/v1/highlights", json={"content": "served"}, headers={"X-API-Key": secret}
             )

@@ -22,7 +22,12 @@ _OPENER = textwrap.dedent(
     from screvi_mcp.local.storage.library import Library
     go = Path(sys.argv[2])
     print("ready", flush=True)
+    # A child cannot import the tests' polling helper; it spins briefly so that all open
+    # together once the go file appears (bounded: a lost parent must not leave it polling).
+    deadline = time.monotonic() + 60
     while not go.exists():
+        if time.monotonic() > deadline:
+            sys.exit("the go file never came")
         time.sleep(0.002)
     library = Library.open(sys.argv[1])
     library.set_setting("opened-by-" + sys.argv[3], "yes")

@@ -8,7 +8,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -18,6 +17,7 @@ from mirror_testkit import FAST, StandIn, mirror_client, seed, snapshot, sync
 from test_sync import assert_same
 
 from screvi_mcp.client.client import ScreviClient
+from testsupport.polling import wait_until
 
 WAIT_SECONDS = 60.0  # a bound on waiting for the subprocess, not a timing check
 
@@ -69,22 +69,25 @@ async def test_a_sync_killed_mid_run_resumes_without_loss_or_duplicates(
     # the 13th for a minute, so the run waits mid-highlights however fast the machine is.
     # A budget of 300 let a fast machine finish all 29 requests between two looks.
     process = _sync_command(stand_in, mirror_path, "--per-page", "2", "--requests-per-minute", "12")
-    deadline = time.monotonic() + WAIT_SECONDS
+
+    def waiting_at_the_budget() -> bool:
+        # Killed while it waits at the budget, once its worker has embedded what it stored:
+        # a kill holding an embedding claim would make the resumed run wait out the claim's
+        # 30 s lease (test_embedding_queue.py tests that case).
+        assert process.poll() is None, process.communicate()
+        state = _run_state(mirror_path)
+        return (
+            state.get("run_phase") == "highlights"
+            and int(state.get("run_walked", 0)) >= 8
+            and state.get("waiting_for_vectors") == "0"
+        )
+
     try:
-        while True:
-            state = _run_state(mirror_path)
-            # Killed while it waits at the budget, once its worker has embedded what it
-            # stored: a kill holding an embedding claim would make the resumed run wait out
-            # the claim's 30 s lease (test_embedding_queue.py tests that case).
-            if (
-                state.get("run_phase") == "highlights"
-                and int(state.get("run_walked", 0)) >= 8
-                and state.get("waiting_for_vectors") == "0"
-            ):
-                break
-            assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline, "the sync never reached the highlights"
-            time.sleep(0.05)
+        wait_until(
+            waiting_at_the_budget,
+            timeout=WAIT_SECONDS,
+            what="the sync never reached the highlights",
+        )
         process.send_signal(signal.SIGKILL)
     finally:
         process.wait(WAIT_SECONDS)
@@ -113,12 +116,15 @@ async def test_ctrl_c_mid_sync_says_the_copy_is_kept_and_the_next_run_resumes(
         await _more_highlights(client, 40)
     # As above: the budget holds the run mid-highlights, where Ctrl-C lands.
     process = _sync_command(stand_in, mirror_path, "--per-page", "2", "--requests-per-minute", "12")
-    deadline = time.monotonic() + WAIT_SECONDS
+
+    def in_highlights() -> bool:
+        assert process.poll() is None, process.communicate()
+        return _run_state(mirror_path).get("run_phase") == "highlights"
+
     try:
-        while _run_state(mirror_path).get("run_phase") != "highlights":
-            assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline, "the sync never reached the highlights"
-            time.sleep(0.05)
+        wait_until(
+            in_highlights, timeout=WAIT_SECONDS, what="the sync never reached the highlights"
+        )
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=WAIT_SECONDS)
     finally:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from review_testkit import START, fsrs_card, same_schedule
 
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.review.state import Picked, ReviewState
+from testsupport.polling import wait_until
 
 PROCESSES = 4
 PER_PROCESS = 15
@@ -35,7 +35,9 @@ _WORKER = textwrap.dedent(
         return schedule.review(before or schedule.new_card(now), "good", now)
 
     Path(f"{go}.ready-{n}").touch()
-    deadline = time.monotonic() + 60  # bounded: a lost parent must not leave us polling
+    # A child cannot import the tests' polling helper; it spins briefly so that all start
+    # together once the go file appears (bounded: a lost parent must not leave it polling).
+    deadline = time.monotonic() + 60
     while not go.exists():
         if time.monotonic() > deadline:
             sys.exit("the go file never came")
@@ -61,11 +63,12 @@ def _run_together(worker: str, path: Path, go: Path, processes: int, answers: in
         )
         for n in range(processes)
     ]
-    deadline = time.monotonic() + READY_SECONDS
-    while not all(Path(f"{go}.ready-{n}").exists() for n in range(processes)):
-        assert time.monotonic() < deadline, "the workers did not start"
+
+    def ready() -> bool:
         assert all(child.poll() is None for child in children), children[0].communicate()
-        time.sleep(0.01)
+        return all(Path(f"{go}.ready-{n}").exists() for n in range(processes))
+
+    wait_until(ready, timeout=READY_SECONDS, what="the workers did not start", every=0.01)
     go.touch()
     for child in children:
         _, err = child.communicate(timeout=120)

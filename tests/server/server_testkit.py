@@ -11,7 +11,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -26,6 +25,7 @@ from mcp.types import CallToolResult, TextContent
 from screvi_mcp.server.app import all_tool_specs, build_server
 from screvi_mcp.server.backend import Backend, BackendConfig
 from screvi_mcp.server.toolkit import TOOLSETS, Toolset
+from testsupport.polling import wait_until
 from testsupport.servers import free_port
 
 SCREVI_MCP = str(Path(sys.executable).parent / "screvi-mcp")
@@ -275,16 +275,18 @@ class ServerProcess:
         )
 
     def wait_healthy(self) -> ServerProcess:
-        for _ in range(600):  # bounded: up to about 30 s on a loaded machine
+        def healthy() -> bool:
             if self.process.poll() is not None:
                 raise RuntimeError(f"screvi-mcp exited early:\n{self.log()}")
-            try:
-                if httpx.get(f"{self.root}/health", timeout=1).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError(f"screvi-mcp did not answer /health:\n{self.log()}")
+            return httpx.get(f"{self.root}/health", timeout=1).status_code == 200
+
+        wait_until(
+            healthy,
+            timeout=30,  # a bound for a loaded machine, not a timing check
+            what=lambda: f"screvi-mcp did not answer /health:\n{self.log()}",
+            transient=(httpx.TransportError,),
+        )
+        return self
 
     def log(self) -> str:
         if not self._log.closed:

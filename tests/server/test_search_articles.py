@@ -21,6 +21,7 @@ from server_testkit import (
 
 from screvi_mcp.server.backend import BackendConfig
 from testsupport.pages_site import article_html, serve_pages
+from testsupport.polling import wait_until
 
 _READ = re.compile(r'read_article\(article_id="([^"]+)", offset=(\d+), max_chars=(\d+)\)')
 
@@ -33,9 +34,12 @@ def passages_waiting(path: Path) -> int:
 def wait_for_passage_vectors(path: Path, timeout: float = 60.0) -> float:
     """Seconds until no passage waits for a vector (polled, bounded)."""
     started = time.monotonic()
-    while passages_waiting(path):
-        assert time.monotonic() - started < timeout, "passages still not embedded"
-        time.sleep(0.02)
+    wait_until(
+        lambda: not passages_waiting(path),
+        timeout=timeout,
+        what=lambda: f"{passages_waiting(path)} passages still not embedded",
+        every=0.02,
+    )
     return time.monotonic() - started
 
 

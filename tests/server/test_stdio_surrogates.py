@@ -5,12 +5,18 @@ and the server keeps serving."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import select
 import subprocess
 from pathlib import Path
 
+import pytest
+from mcp.server import MCPServer
+from mcp.server.lowlevel import Server
 from server_testkit import SCREVI_MCP, server_env
+
+from screvi_mcp.server.transport import lowlevel_server
 
 # Each read waits at most this long for the server's line.
 ANSWER_SECONDS = 30.0
@@ -75,3 +81,20 @@ def test_a_lone_surrogate_is_answered_not_dropped(library_path: Path, tmp_path: 
         finally:
             process.terminate()
             process.wait(timeout=30)
+
+
+def test_the_sdk_still_has_what_the_guard_wraps() -> None:
+    """The guard reaches the SDK's private `MCPServer._lowlevel_server` (mcp 2.x has no public
+    way to wrap the stdio read stream) and runs it as `run_stdio_async` does. An SDK that
+    moves either fails here, naming what to adapt, not at a user's first stdio call."""
+    server = lowlevel_server(MCPServer("probe"))
+    assert isinstance(server, Server)
+    run = list(inspect.signature(server.run).parameters)
+    assert run[:3] == ["read_stream", "write_stream", "initialization_options"], run
+    assert callable(server.create_initialization_options)
+    # What transport._run_stdio copies, around the guard: if this changes, copy it again.
+    copied = inspect.getsource(MCPServer.run_stdio_async)
+    for step in ("stdio_server()", "_lowlevel_server.run(", "create_initialization_options()"):
+        assert step in copied, f"MCPServer.run_stdio_async changed: {copied}"
+    with pytest.raises(RuntimeError, match="_lowlevel_server"):
+        lowlevel_server(object())  # type: ignore[arg-type]

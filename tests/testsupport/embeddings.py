@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from testsupport.polling import wait_until
 
 # Chosen once for the run by tests/conftest.py; kept when a test clears the SCREVI_ settings.
 ENGLISH_MODEL = "SCREVI_ENGLISH_MODEL"
@@ -26,11 +27,12 @@ def pending_embeddings(path: Path | str) -> int:
 
 
 def wait_until_embedded(path: Path | str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while pending_embeddings(path):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{pending_embeddings(path)} highlights still not embedded")
-        time.sleep(0.02)
+    wait_until(
+        lambda: not pending_embeddings(path),
+        timeout=timeout,
+        what=lambda: f"{pending_embeddings(path)} highlights still not embedded",
+        every=0.02,
+    )
 
 
 async def async_wait_until_embedded(path: Path | str, timeout: float = 60.0) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
+
+from testsupport.polling import wait_until
 
 START_TIMEOUT_SECONDS = 15.0
 
@@ -43,12 +44,14 @@ def asgi_server(app: Any) -> Iterator[str]:
         target=server.run, kwargs={"sockets": [sock]}, name="test-uvicorn", daemon=True
     )
     thread.start()
-    deadline = time.monotonic() + START_TIMEOUT_SECONDS  # a bound on waiting, not a check
+
+    def started() -> bool:
+        if not thread.is_alive():
+            raise RuntimeError("uvicorn stopped before it started")
+        return bool(server.started)
+
     try:
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.01)
+        wait_until(started, timeout=START_TIMEOUT_SECONDS, what="uvicorn did not start", every=0.01)
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True

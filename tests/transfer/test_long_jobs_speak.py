@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from screvi_mcp import progress as progress_module
 from screvi_mcp.progress import ProgressReporter
 from screvi_mcp.transfer import jobs
 from screvi_mcp.transfer.records import ParsedFile
+from testsupport.polling import wait_until
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WAIT_SECONDS = 30.0  # a bound against hanging, not a speed check
@@ -30,9 +30,12 @@ def test_reading_a_file_shows_progress_while_it_is_parsed(
 
     def observed_parse(name: str, data: bytes) -> ParsedFile:
         # A parse long enough for a heartbeat: it ends once one has been written.
-        deadline = time.monotonic() + WAIT_SECONDS
-        while out.getvalue().count("reading:") < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(
+            lambda: out.getvalue().count("reading:") >= 2,
+            timeout=WAIT_SECONDS,
+            what="no heartbeat while the file was parsed",
+            every=0.01,
+        )
         with lock:
             seen_while_parsing.append(out.getvalue())
         return real_parse(name, data)

@@ -7,12 +7,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from screvi_mcp.cli import main
+from testsupport.polling import wait_until
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -168,20 +168,22 @@ def _many_clippings(path: Path, count: int) -> None:
 
 def _highlights_written(library: Path, process: subprocess.Popen[str]) -> int:
     """Wait (bounded) until the import has committed its first batch; return the count."""
-    deadline = time.monotonic() + 120  # a bound against hanging, not a timing check
-    while process.poll() is None and time.monotonic() < deadline:
+
+    def written() -> int:
+        assert process.poll() is None, f"the import wrote nothing (exit {process.poll()})"
+        conn = sqlite3.connect(f"file:{library}?mode=ro", uri=True, timeout=10)
         try:
-            conn = sqlite3.connect(f"file:{library}?mode=ro", uri=True, timeout=10)
-            try:
-                written = int(conn.execute("SELECT count(*) FROM highlights").fetchone()[0])
-            finally:
-                conn.close()
-        except sqlite3.OperationalError:  # not created or not migrated yet
-            written = 0
-        if written:
-            return written
-        time.sleep(0.02)
-    raise AssertionError(f"the import wrote nothing (exit {process.poll()})")
+            return int(conn.execute("SELECT count(*) FROM highlights").fetchone()[0])
+        finally:
+            conn.close()
+
+    return wait_until(
+        written,
+        timeout=120,  # a bound against hanging, not a timing check
+        what="the import wrote nothing",
+        every=0.02,
+        transient=(sqlite3.OperationalError,),  # not created or not migrated yet
+    )
 
 
 def test_ctrl_c_mid_import_says_what_was_kept_without_a_traceback(tmp_path: Path) -> None:

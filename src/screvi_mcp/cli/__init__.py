@@ -13,7 +13,7 @@ else goes to stderr, and in MCP stdio mode nothing at all goes to stdout but the
 
 - `review`: `review` (today's review in the terminal; what it prints is the command's output).
 
-`sync` is registered here; its arguments and code live with the mirror (`mirror/command.py`).
+- `sync`: `sync` (the mirror's command line; the engine is `mirror/sync.py`).
 """
 
 from __future__ import annotations
@@ -35,13 +35,13 @@ __all__ = ["TOOLSET_NAMES", "build_parser", "configure_logging", "main", "port_p
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    from screvi_mcp.mirror import command
+    from screvi_mcp.cli import sync as sync_command
 
-    return command.run(args)
+    return sync_command.run(args)
 
 
 def _add_sync_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from screvi_mcp.mirror import command
+    from screvi_mcp.cli import sync as sync_command
 
     sync = commands.add_parser(
         "sync",
@@ -52,7 +52,7 @@ def _add_sync_command(commands: argparse._SubParsersAction) -> None:  # type: ig
         "time, then only what changed. Interrupted runs continue where they stopped. Serve "
         "the mirror with `screvi-mcp --mirror`.",
     )
-    command.add_arguments(sync)
+    sync_command.add_arguments(sync)
     sync.set_defaults(handler=cmd_sync)
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from screvi_mcp import config
 
 
-def add_library_option(parser: argparse.ArgumentParser) -> None:
+def add_library_option(parser: argparse.ArgumentParser, default: str | None = None) -> None:
+    """--library PATH; `default` says which file is used without it (the library's)."""
     parser.add_argument(
         "--library",
         metavar="PATH",
@@ -17,7 +18,8 @@ def add_library_option(parser: argparse.ArgumentParser) -> None:
         # the command (argparse lets a subcommand's default overwrite it, and the command
         # then worked on the default library without a word).
         default=argparse.SUPPRESS,
-        help=f"library file (default: ${config.LIBRARY_ENV} or {config.default_library_path()})",
+        help="library file (default: "
+        f"{default or f'${config.LIBRARY_ENV} or {config.default_library_path()}'})",
     )
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from screvi_mcp import config
+from screvi_mcp.cli.common import add_library_option
 from screvi_mcp.review.schedule import ANSWERS
 
 if TYPE_CHECKING:
@@ -42,12 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rate; the review resumes where you stopped. With SCREVI_API_KEY it reviews the "
         "hosted account (state kept in a file beside the default library)."
     )
-    parser.add_argument(
-        "--library",
-        metavar="PATH",
-        default=argparse.SUPPRESS,  # keeps a --library given before `review` (why: cli/common.py)
-        help=f"library file (default: ${config.LIBRARY_ENV}, or the mirror's with --mirror)",
-    )
+    add_library_option(parser, default=f"${config.LIBRARY_ENV}, or the mirror's with --mirror")
     parser.add_argument(
         "--mirror", action="store_true", default=argparse.SUPPRESS, help="review a mirror"
     )
@@ -139,10 +135,9 @@ async def _client_and_place(
     client: ScreviClient
     if getattr(args, "mirror", False):
         from screvi_mcp.contract import HOSTED_BASE_URL
-        from screvi_mcp.mirror.command import default_mirror_path
         from screvi_mcp.mirror.serving import check_mirror, mirrored_client
 
-        path = Path(library).expanduser() if library else default_mirror_path()
+        path = Path(library).expanduser() if library else config.default_mirror_path()
         state = check_mirror(path, api_key, base_url or HOSTED_BASE_URL)
         client = await mirrored_client(
             path, api_key=api_key, base_url=base_url or state.get("base_url") or HOSTED_BASE_URL

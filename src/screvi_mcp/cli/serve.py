@@ -232,12 +232,11 @@ def _mirror_config(
 
     from screvi_mcp.contract import HOSTED_BASE_URL
     from screvi_mcp.local.storage import preflight
-    from screvi_mcp.mirror.command import default_mirror_path
     from screvi_mcp.mirror.identity import MirrorMismatch
     from screvi_mcp.mirror.serving import FreshnessPolicy, check_mirror
     from screvi_mcp.server.backend import BackendConfig
 
-    path = Path(args.library).expanduser() if args.library else default_mirror_path()
+    path = Path(args.library).expanduser() if args.library else config.default_mirror_path()
     try:
         if args.library or path.exists():  # no default mirror yet: check_mirror says so
             preflight.check_library_path(path)

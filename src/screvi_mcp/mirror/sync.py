@@ -40,9 +40,9 @@ from screvi_mcp.local.storage import clock
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import mirror_rows as store
 from screvi_mcp.local.storage.store import passages as passage_rows
+from screvi_mcp.mirror import DEFAULT_REQUESTS_PER_MINUTE
 from screvi_mcp.mirror.article_bodies import ArticleBodies
 from screvi_mcp.mirror.clock_transport import ClockTransport
-from screvi_mcp.mirror.command import DEFAULT_REQUESTS_PER_MINUTE
 from screvi_mcp.mirror.identity import check_identity, run_lock
 from screvi_mcp.mirror.report import Reporter, Silent
 from screvi_mcp.mirror.walk_guard import DEFAULT_MAX_PAGES, DEFAULT_MAX_ROWS, RunBudget, WalkGuard

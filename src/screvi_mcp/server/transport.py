@@ -15,7 +15,7 @@ import logging
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from mcp.server import MCPServer
@@ -25,6 +25,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from screvi_mcp.server.backend import Backend
 from screvi_mcp.server.body_limit import MAX_MCP_BODY_BYTES, RequestBodyLimit
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
 
 log = logging.getLogger("screvi_mcp.server")
 
@@ -174,13 +177,33 @@ def add_health_route(mcp: MCPServer) -> None:
         return JSONResponse({"status": "ok"})
 
 
+def lowlevel_server(mcp: MCPServer) -> Server[Any]:
+    """The SDK's low-level server behind `mcp`: the one private access to the SDK.
+
+    stdio_guard must wrap the stdio read stream, and mcp 2.x offers no public way to: the
+    read stream is built inside `MCPServer.run_stdio_async`, no property exposes the
+    low-level server, and `MCPServer.middleware` never sees the parse exceptions the guard
+    answers. The SDK's own in-memory client reaches it the same way. Any SDK change that
+    moves it fails here, loudly, and in test_stdio_surrogates.py, before a user meets it.
+    """
+    from mcp.server.lowlevel import Server
+
+    server = getattr(mcp, "_lowlevel_server", None)
+    if not isinstance(server, Server):
+        raise RuntimeError(
+            "this mcp SDK has no MCPServer._lowlevel_server: screvi-mcp's stdio transport "
+            "(server/transport.py, lowlevel_server) must be adapted to it"
+        )
+    return server
+
+
 async def _run_stdio(mcp: MCPServer) -> None:
     """`mcp.run_stdio_async()`, with a lone-surrogate request answered, not dropped."""
     from mcp.server.stdio import stdio_server
 
     from screvi_mcp.server.stdio_guard import SurrogateGuard
 
-    server = mcp._lowlevel_server
+    server = lowlevel_server(mcp)
     async with stdio_server() as (read_stream, write_stream):
         guarded = SurrogateGuard(read_stream, write_stream)
         await server.run(guarded, write_stream, server.create_initialization_options())

@@ -61,7 +61,8 @@ async def test_a_due_last_used_write_waits_in_a_worker_thread_not_on_the_event_l
     try:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(read)
-            # The loop is free: this sleep ends while the read waits for the lock. Waiting on
+            # The loop is free: this sleep ends while the read waits for the lock (a fixed
+            # sleep on purpose: the loop answering a timer is what is tested). Waiting on
             # the loop would hold everything for the busy timeout (10 s) first.
             slept_from = anyio.current_time()
             await anyio.sleep(0.3)

@@ -11,7 +11,6 @@ import dataclasses
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -23,7 +22,8 @@ from screvi_mcp.local.fetching.fetcher import Fetcher
 from screvi_mcp.local.fetching.save import save_article
 from screvi_mcp.local.fetching.urls import normalise_url
 from screvi_mcp.local.storage.library import Library
-from testsupport.polling import async_wait_until
+from testsupport.clocks import ManualClock
+from testsupport.polling import async_wait_until, wait_until
 
 
 async def test_a_second_worker_starting_does_not_steal_a_live_claim(
@@ -83,22 +83,37 @@ async def test_an_abandoned_claim_is_taken_over(library: Library, site: LocalSit
 async def test_a_long_fetch_keeps_its_claim_by_renewing_the_lease(
     tmp_path: Path, site: LocalSite
 ) -> None:
-    """A fetch lasting several leases is still not taken over: its worker renews the lease."""
-    short = dataclasses.replace(FAST_RETRIES, claim_lease=0.6)
+    """A fetch lasting several leases is still not taken over: its worker renews the lease.
+
+    The workers' clock moves only when the test moves it: half a lease at a time, two leases
+    in all, each step waking the renewal and then letting the other worker look for work.
+    """
+    clock = ManualClock()
+    timed = dataclasses.replace(FAST_RETRIES, clock=clock)
     path = tmp_path / "shared.sqlite3"
     first, second = Library.open(path), Library.open(path)
     try:
         held = GatedFetcher()
         async with held, Fetcher(ALLOW) as free:
             saved = await save_article(first, site.url("/article"), None, fetcher=held)
-            async with running(first, held, short):
+            async with running(first, held, timed):
                 async with held.entered:
                     await asyncio.wait_for(held.entered.wait_for(lambda: held.in_flight == 1), 30)
-                async with running(second, free, short) as other:
-                    for _ in range(4):  # well past the lease, looking for work each time
-                        await asyncio.sleep(0.5)
+                async with running(second, free, timed) as other:
+                    for step in range(4):
+                        expiry = article(first, saved.id)["claim_expires_at"]
+                        await async_wait_until(
+                            lambda: clock.sleeping, timeout=30, what="no lease renewal waits"
+                        )
+                        clock.advance(timed.claim_lease / 2)
+                        await async_wait_until(
+                            lambda was=expiry: article(first, saved.id)["claim_expires_at"] != was,
+                            timeout=30,
+                            what=f"the lease was not renewed (step {step})",
+                        )
                         await settle(other)
                     assert site.hits("/article") == 0
+                    assert article(second, saved.id)["claim_owner"] != other.owner
                 held.gate.set()
                 await async_wait_until(
                     lambda: article(first, saved.id)["parse_state"] == "parsed",
@@ -129,6 +144,7 @@ _WORKER = textwrap.dedent(
         async with Fetcher(AddressPolicy(allow_private=True)) as fetcher:
             worker = ArticleWorker(library, fetcher, settings)
             await worker.start()
+            # A bounded poll in the child, which cannot import the tests' polling helper.
             deadline = time.monotonic() + 90  # a bound against hanging, not a check
             while time.monotonic() < deadline:
                 left = library.connection().execute(
@@ -146,12 +162,17 @@ _WORKER = textwrap.dedent(
 
 
 def _wait_for_requests(site: LocalSite, count: int, children: list[subprocess.Popen[str]]) -> None:
-    deadline = time.monotonic() + 120  # a bound against hanging, not a timing check
-    while site.hits("/pause") < count:
+    def asked() -> bool:
         for child in children:
             assert child.poll() is None, child.communicate()[1][-2000:]
-        assert time.monotonic() < deadline, f"{site.hits('/pause')} of {count} pages asked for"
-        time.sleep(0.02)
+        return site.hits("/pause") >= count
+
+    wait_until(
+        asked,
+        timeout=120,  # a bound against hanging, not a timing check
+        what=lambda: f"{site.hits('/pause')} of {count} pages asked for",
+        every=0.02,
+    )
 
 
 def test_processes_sharing_a_library_fetch_each_page_once(tmp_path: Path, site: LocalSite) -> None:

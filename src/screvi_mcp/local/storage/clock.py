@@ -11,10 +11,35 @@ date-time, and sorting after `1999-...`). Dates outside years 1-9999 in UTC are 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Protocol
 
 
 def now() -> str:
     return format_timestamp(datetime.now(UTC))
+
+
+class Clock(Protocol):
+    """The time a background worker reads and waits on; tests pass one that moves only
+    when they move it (tests/testsupport/clocks.py), so a lease runs out without the wait."""
+
+    def now(self) -> datetime: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    """The wall clock."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    async def sleep(self, seconds: float) -> None:
+        import asyncio  # here: the CLI reads timestamps without loading asyncio
+
+        await asyncio.sleep(seconds)
+
+
+SYSTEM_CLOCK = SystemClock()
 
 
 def format_timestamp(moment: datetime) -> str:

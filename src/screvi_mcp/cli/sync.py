@@ -1,4 +1,5 @@
-"""`screvi-mcp sync`: the command-line face of the sync engine (stderr only; keys never shown)."""
+"""`screvi-mcp sync`: the command-line face of the sync engine (mirror/sync.py): its
+arguments, their checks and what a run says (stderr only; keys never shown)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from screvi_mcp import config, extensions
+from screvi_mcp.cli.common import add_library_option
 from screvi_mcp.cli.parsing import seconds
 from screvi_mcp.contract import MAX_PER_PAGE, RATE_LIMIT_PER_MINUTE
+from screvi_mcp.mirror import DEFAULT_REQUESTS_PER_MINUTE
 
 if TYPE_CHECKING:
     from screvi_mcp.mirror.report import PhaseProgress
     from screvi_mcp.mirror.sync import SyncSettings, SyncSummary
-
-DEFAULT_MIRROR_NAME = "mirror.sqlite3"
-# Below the hosted 100 requests a minute, leaving room for an MCP server using the same key.
-# Here, not in `sync`, so that building the command line imports nothing heavy.
-DEFAULT_REQUESTS_PER_MINUTE = 90
 
 
 def _tell(message: str) -> None:
@@ -29,17 +27,8 @@ def _tell(message: str) -> None:
     sys.stderr.write(message + "\n")
 
 
-def default_mirror_path() -> Path:
-    return config.default_library_path().with_name(DEFAULT_MIRROR_NAME)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--library",
-        metavar="PATH",
-        default=argparse.SUPPRESS,  # keeps a --library given before `sync` (why: cli/common.py)
-        help=f"the mirror's library file (default: {default_mirror_path()})",
-    )
+    add_library_option(parser, default=f"the mirror, {config.default_mirror_path()}")
     parser.add_argument(
         "--requests-per-minute",
         type=int,
@@ -159,7 +148,7 @@ def _checked_usage(args: argparse.Namespace) -> tuple[str, str, Path] | str:
             f"--requests-per-minute must be at least 1 and --per-page between 1 and {MAX_PER_PAGE}"
         )
     base_url = os.environ.get(config.BASE_URL_ENV, "").strip() or DEFAULT_BASE_URL
-    path = Path(args.library).expanduser() if args.library else default_mirror_path()
+    path = Path(args.library).expanduser() if args.library else config.default_mirror_path()
     try:
         config.check_base_url(base_url)  # as the server checks it at start-up
         # As every command that opens a library: a folder, a file that is not a library or
