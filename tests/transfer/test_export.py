@@ -243,7 +243,7 @@ def test_exported_files_get_the_usual_permissions(tmp_path: Path) -> None:
         export_library("csv", target, library_path)
         assert stat.S_IMODE(target.stat().st_mode) == 0o644
         target.chmod(0o640)
-        export_library("csv", target, library_path)
+        export_library("csv", target, library_path, force=True)
         assert stat.S_IMODE(target.stat().st_mode) == 0o640
         folder = tmp_path / "vault"
         export_library("markdown", folder, library_path)

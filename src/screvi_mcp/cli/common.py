@@ -36,6 +36,8 @@ def bind_address(args: argparse.Namespace, default_port: int) -> None:
 
 # The exit status of a command stopped by Ctrl-C (128 + SIGINT, as shells report it).
 INTERRUPTED = 130
+# The exit status of a command refused as given (argparse's own for a usage mistake).
+USAGE_ERROR = 2
 
 
 class StartupFailed(Exception):

@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 
 from screvi_mcp import config
-from screvi_mcp.cli.common import INTERRUPTED, add_library_option, checked_library_path
+from screvi_mcp.cli.common import (
+    INTERRUPTED,
+    USAGE_ERROR,
+    add_library_option,
+    checked_library_path,
+)
 
 
 def _folder_given(kind: str, folder: Path) -> str:
@@ -105,13 +110,22 @@ def cmd_export(args: argparse.Namespace) -> int:
     import sqlite3
 
     from screvi_mcp.progress import ProgressReporter
-    from screvi_mcp.transfer.exporters import export_library
+    from screvi_mcp.transfer.exporters import TargetExists, export_library
 
     target = Path(args.target).expanduser()
     library_path = checked_library_path(args)
     progress = ProgressReporter("exporting", unit="highlights", enabled=not args.quiet)
     try:
-        summary = export_library(args.format, target, library_path, progress=progress)
+        summary = export_library(
+            args.format, target, library_path, progress=progress, force=args.force
+        )
+    except TargetExists:
+        print(
+            f"screvi-mcp: {target} already exists; nothing was written. Add --force to "
+            "replace it, or give a new file name.",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
     except (OSError, ValueError) as problem:
         print(f"screvi-mcp: cannot export to {target}: {problem}", file=sys.stderr)
         return 1
@@ -176,4 +190,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         parser.add_argument("target", metavar=metavar, help="where to write")
         add_library_option(parser)
         parser.add_argument("--quiet", action="store_true", help="no progress output")
-        parser.set_defaults(handler=cmd_export)
+        # Markdown needs no --force: it rewrites only notes it wrote, never another file.
+        parser.set_defaults(handler=cmd_export, force=False)
+        if name != "markdown":
+            parser.add_argument(
+                "--force", action="store_true", help="replace FILE if it exists already"
+            )

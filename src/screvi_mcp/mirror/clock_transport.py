@@ -2,8 +2,9 @@
 
 The sync cursor must be a time on the *server's* clock (a laptop's clock may be minutes
 off), and the spec gives no endpoint for it: the standard `Date` response header does. The
-transport also counts requests and 429 answers for the progress lines and the summary, and
-drops list items the sync may not store (`boundary.py`), counting them by list.
+transport also counts requests and 429 answers for the progress lines and the summary, notes
+whether the server could be reached at all, and drops list items the sync may not store
+(`boundary.py`), counting them by list.
 """
 
 from __future__ import annotations
@@ -26,10 +27,18 @@ class ClockTransport(httpx.AsyncBaseTransport):
         self.first_server_time: datetime | None = None
         self.latest_server_time: datetime | None = None
         self.skipped: dict[str, int] = {}
+        # Why the latest request got no answer at all (refused, timed out...), until one
+        # does: what a mirror tells an agent while a refresh keeps retrying.
+        self.unreachable: str | None = None
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.requests += 1
-        response = await self._inner.handle_async_request(request)
+        try:
+            response = await self._inner.handle_async_request(request)
+        except httpx.TransportError as error:
+            self.unreachable = str(error) or type(error).__name__
+            raise
+        self.unreachable = None
         if response.status_code == 429:
             self.rate_limited += 1
         moment = _parse_date(response.headers.get("date"))

@@ -30,7 +30,7 @@ from typing import Any
 from screvi_mcp import contract
 from screvi_mcp.client.client import ScreviClient
 from screvi_mcp.client.deadline import call_deadline
-from screvi_mcp.client.errors import ScreviAPIError
+from screvi_mcp.client.errors import ScreviAPIError, ScreviConnectionError
 from screvi_mcp.client.inputs import NewHighlight
 from screvi_mcp.client.marks import endpoint_methods
 from screvi_mcp.client.params import Unset
@@ -73,6 +73,7 @@ class FreshnessPolicy:
 
 
 _note = add_note
+_UNREACHABLE = "Screvi could not be reached to refresh it"
 
 
 def _age_text(seconds: float) -> str:
@@ -207,11 +208,21 @@ class MirroredClient(ScreviClient):
         try:
             await asyncio.wait_for(asyncio.shield(self._refresh), self.policy.wait)
         except TimeoutError:
+            unreachable = self._clock.unreachable if self._clock is not None else None
             _note(
-                f"Answered from the local mirror ({as_of}); a refresh from Screvi is running "
-                "and later calls will see it."
+                f"Answered from the local mirror ({as_of}); "
+                + (
+                    f"{_UNREACHABLE} ({unreachable}); a refresh keeps trying in the background."
+                    if unreachable
+                    else "a refresh from Screvi is running and later calls will see it."
+                )
             )
-        except Exception as error:  # offline, key revoked, ...: the mirror still answers
+        except ScreviConnectionError as error:  # offline, Screvi down: the mirror still answers
+            _note(
+                f"Answered from the local mirror ({as_of}); {_UNREACHABLE} ({error}), so "
+                "changes made since are missing."
+            )
+        except Exception as error:  # key revoked, ...: the mirror still answers
             _note(
                 f"Answered from the local mirror ({as_of}); refreshing from Screvi failed "
                 f"({type(error).__name__}: {error})."

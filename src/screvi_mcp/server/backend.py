@@ -12,7 +12,10 @@ logged or echoed.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import secrets
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -84,14 +87,18 @@ def _own_key(headers: Mapping[str, str] | None) -> str:
     return headers.get(CLIENT_KEY_HEADER, "").strip() if headers else ""
 
 
+# Per process: a share key holds a digest of the caller's key, which must not identify it.
+_SHARE_KEY_SALT = secrets.token_bytes(16)
+
+
 def _session_key(ctx: Context) -> str:
     """Which MCP client a call belongs to: the unit of the rate limit's fair share.
 
     The SDK (2.x) builds a `ServerSession`, and on the 2026 protocol a `Connection` too, for
     every request: keyed by either, one agent counted as dozens of callers, each refused
     past a sliver of the limit. A transport session (streamable HTTP's `mcp-session-id`) is
-    one client; stdio is the one client of this process; sessionless HTTP requests name no
-    client, so they share one key (the limit itself still holds).
+    one client; stdio is the one client of this process; a sessionless HTTP request names no
+    client, so it is known by what it comes with (`_sessionless_key`).
     """
     try:
         session = ctx.session
@@ -103,7 +110,22 @@ def _session_key(ctx: Context) -> str:
     )
     if session_id:
         return f"session-{session_id}"
-    return "session-local" if headers is None else "session-http"
+    return "session-local" if headers is None else _sessionless_key(ctx, headers)
+
+
+def _sessionless_key(ctx: Context, headers: Mapping[str, str]) -> str:
+    """A sessionless HTTP client: its remote address and the Screvi key it presents (as a
+    salted digest: share keys may be shown or logged, keys never). Clients behind one
+    proxy or NAT with no key of their own still share one key; the limit itself holds."""
+    client = getattr(getattr(ctx.request_context, "request", None), "client", None)
+    address = getattr(client, "host", None) or "unknown"
+    own_key = _own_key(headers)
+    digest = (
+        hmac.new(_SHARE_KEY_SALT, own_key.encode(), hashlib.sha256).hexdigest()[:16]
+        if own_key
+        else "none"
+    )
+    return f"http-{address}-key-{digest}"
 
 
 class Backend:

@@ -163,7 +163,7 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-def write_csv(dump: LibraryDump, target: Path) -> int:
+def write_csv(dump: LibraryDump, target: Path, *, replace: bool = False) -> int:
     sources = {source.id: source for source in dump.sources}
     rows = []
     for items in dump.by_source().values():
@@ -177,14 +177,16 @@ def write_csv(dump: LibraryDump, target: Path) -> int:
         writer.writeheader()
         writer.writerows(rows)
 
-    _atomic_write(target, write)
+    _atomic_write(target, write, replace=replace)
     return len(rows)
 
 
 # -- JSON -----------------------------------------------------------------------------------
 
 
-def write_json(dump: LibraryDump, target: Path, review: list[dict[str, object]]) -> int:
+def write_json(
+    dump: LibraryDump, target: Path, review: list[dict[str, object]], *, replace: bool = False
+) -> int:
     document = {
         "exported_at": clock.now(),
         "sources": [source.model_dump(mode="json") for source in dump.sources],
@@ -192,13 +194,40 @@ def write_json(dump: LibraryDump, target: Path, review: list[dict[str, object]])
         # The daily review's schedule (review/state.py): the one format that can carry it.
         "review_cards": review,
     }
-    _atomic_write(target, lambda handle: json.dump(document, handle, ensure_ascii=False, indent=2))
+    _atomic_write(
+        target,
+        lambda handle: json.dump(document, handle, ensure_ascii=False, indent=2),
+        replace=replace,
+    )
     return len(dump.highlights)
 
 
-def _atomic_write(target: Path, write: Callable[[Any], None]) -> None:
-    """Write beside the target and rename: an interrupted export never leaves half a file."""
-    os.replace(_stage(target, write), target)
+class TargetExists(Exception):
+    """The file an export would write is there already, and replacing it was not asked for:
+    it may be anything of the reader's, so it is never replaced unasked."""
+
+    def __init__(self, target: Path) -> None:
+        super().__init__(f"{target} already exists")
+        self.target = target
+
+
+def _atomic_write(target: Path, write: Callable[[Any], None], *, replace: bool) -> None:
+    """Write beside the target and rename: an interrupted export never leaves half a file.
+    Without `replace`, a file at `target` (even one that appeared during the export) stays."""
+    staged = _stage(target, write)
+    if replace:
+        os.replace(staged, target)
+        return
+    try:
+        os.link(staged, target)  # fails on any existing name: no window between check and write
+    except FileExistsError:
+        raise TargetExists(target) from None
+    except OSError:  # a file system without hard links: check, then rename
+        if os.path.lexists(target):
+            raise TargetExists(target) from None
+        os.replace(staged, target)
+    finally:
+        Path(staged).unlink(missing_ok=True)
 
 
 def _stage(target: Path, write: Callable[[Any], None]) -> str:
@@ -377,15 +406,24 @@ def _check_writable(folder: Path) -> None:
 
 
 def export_library(
-    kind: str, target: Path, library_path: Path, *, progress: ProgressReporter | None = None
+    kind: str,
+    target: Path,
+    library_path: Path,
+    *,
+    progress: ProgressReporter | None = None,
+    force: bool = False,
 ) -> str:
-    """Run an export; returns the summary text."""
+    """Run an export; returns the summary text. A CSV or JSON export onto an existing file
+    raises `TargetExists` (before any work) unless `force`; a Markdown export updates only
+    the notes it wrote and never needs it."""
     if kind not in ("markdown", "csv", "json"):
         raise ValueError(f"unknown export format {kind!r}; choose markdown, csv or json")
     if kind == "markdown" and target.exists() and not target.is_dir():
         raise ValueError("markdown export writes a folder of notes; give a directory")
     if kind != "markdown" and target.is_dir():
         raise ValueError(f"{kind} export writes one file; give a file name, not a directory")
+    if kind != "markdown" and not force and os.path.lexists(target):
+        raise TargetExists(target)
     if not library_path.exists():
         raise ValueError(f"no library at {library_path} (give it with --library PATH)")
     _check_writable(target if kind == "markdown" else target.parent)
@@ -399,10 +437,10 @@ def export_library(
     with progress or contextlib.nullcontext():
         dump = anyio.run(read_library, library_path, progress)
     if kind == "csv":
-        rows = write_csv(dump, target)
+        rows = write_csv(dump, target, replace=force)
         return f"Exported {rows} highlights to {target} (Readwise CSV columns)"
     if kind == "json":
-        count = write_json(dump, target, review_cards(library_path))
+        count = write_json(dump, target, review_cards(library_path), replace=force)
         return f"Exported {len(dump.sources)} sources and {count} highlights to {target}"
     written, removed, count, passed_over = write_markdown(dump, target, library_id, held)
     summary = f"Exported {count} highlights as {written} notes to {target}"

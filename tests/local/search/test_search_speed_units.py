@@ -133,20 +133,21 @@ def test_the_keyword_side_drops_highlights_of_a_source_deleted_after_it_last_loo
     assert found() == {mine, theirs, orphan}
 
 
-def test_admitted_seqs_drops_highlights_of_deleted_sources_with_and_without_filters(
+def test_admitted_seqs_checks_the_filters_and_leaves_liveness_to_the_caller(
     library: Library, rows: LibraryRows
 ) -> None:
+    """The semantic side's check: its vectors are all of live highlights, so only the
+    filters are asked (liveness is the keyword side's, in its own query)."""
     from screvi_mcp.local.search.filters import Filters, admitted_seqs
 
     kept, gone = rows.source("Kept Book"), rows.source("Gone Book")
     mine = rows.highlight("a line", kept, notify=False)
+    liked = rows.highlight("a line", kept, favorite=True, notify=False)
     theirs = rows.highlight("a line", gone, notify=False)
-    orphan = rows.highlight("a line", notify=False)
-    dead = rows.highlight("a line", kept, notify=False)
-    rows.delete(dead)
     rows.delete_source(gone)
     conn = library.connection()
-    everything = [mine, theirs, orphan, dead, 10_000]
-    assert admitted_seqs(conn, Filters(), everything) == {mine, orphan}
-    assert admitted_seqs(conn, Filters(favorite=False), everything) == {mine, orphan}
-    assert admitted_seqs(conn, Filters(), everything, live=False) == set(everything) - {10_000}
+    everything = [mine, liked, theirs, 10_000]
+    assert admitted_seqs(conn, Filters(), everything) == {mine, liked, theirs}
+    assert admitted_seqs(conn, Filters(favorite=True), everything) == {liked}
+    assert admitted_seqs(conn, Filters(source="Kept Book"), everything) == {mine, liked}
+    assert admitted_seqs(conn, Filters(), []) == set()

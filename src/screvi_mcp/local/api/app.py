@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match, Mount, Route
@@ -21,6 +22,7 @@ from starlette.types import Scope
 
 from screvi_mcp import contract
 from screvi_mcp.local.api import auth, keys
+from screvi_mcp.local.api.encoded_slashes import KeepEncodedSlashes
 from screvi_mcp.local.api.key_rate_limit import KeyRateLimiter
 from screvi_mcp.local.api.request_pipeline import MAX_BODY_BYTES
 from screvi_mcp.local.api.routes import (
@@ -198,5 +200,6 @@ def create_app(
             Mount(API_PREFIX, routes=_API_ROUTES),
         ],
         exception_handlers={HTTPException: _http_error},
+        middleware=[Middleware(KeepEncodedSlashes)],
         lifespan=lifespan,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from screvi_mcp.local.storage.ids import missing
 from screvi_mcp.local.storage.store.refusals import Conflict, Invalid, NotFound, StoreError
 
 
@@ -39,7 +40,7 @@ class ApiError(Exception):
 
 
 def not_found(kind: str, ident: str) -> ApiError:
-    return ApiError(404, "not_found", f"{kind} {ident} not found")
+    return ApiError(404, "not_found", missing(kind, ident))
 
 
 def invalid_parameter(fields: dict[str, str]) -> ApiError:

@@ -21,7 +21,7 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Self
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
@@ -33,6 +33,7 @@ from starlette.types import Message, Scope
 
 from screvi_mcp.client.ratelimit import Limiters, RateLimiter
 from screvi_mcp.local.api import app as app_module
+from screvi_mcp.local.api.encoded_slashes import routing_path
 from screvi_mcp.local.api.keys import embedded_key
 from screvi_mcp.local.api.request_pipeline import Endpoint, is_pipeline_endpoint
 from screvi_mcp.local.storage.library import Library
@@ -202,7 +203,7 @@ class EmbeddedLibrary(httpx.AsyncBaseTransport):
             "method": method,
             "headers": headers,
             "scheme": parts.scheme,
-            "path": unquote(parts.path),
+            "path": routing_path(parts.path),
             "raw_path": raw_path,
             "query_string": query_string,
             "server": (parts.hostname, parts.port),

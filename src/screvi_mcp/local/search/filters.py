@@ -112,16 +112,15 @@ def _deleted_source_ids(conn: sqlite3.Connection) -> str:
     return json.dumps(ids) if ids else ""
 
 
-def admitted_seqs(
-    conn: sqlite3.Connection, filters: Filters, among: list[int], live: bool = True
-) -> set[int]:
-    """Which of `among` pass the filters (and are live, unless `live` is False)."""
+def admitted_seqs(conn: sqlite3.Connection, filters: Filters, among: list[int]) -> set[int]:
+    """Which of `among` pass the filters. Liveness is not checked: the semantic side asks,
+    and its vectors are all of live highlights (migration 0012); the keyword side checks
+    liveness in its own query."""
     if not among:
         return set()
-    # Liveness alone needs no source row.
-    joined = filters.restricts
-    sql_filter = build_sql_filter(conn, filters, live, sources_joined=joined)
-    source_join = " LEFT JOIN sources s ON s.id = h.source_id" if joined else ""
+    sql_filter = build_sql_filter(conn, filters, live=False)
+    # Without a filter no clause reads the source row.
+    source_join = " LEFT JOIN sources s ON s.id = h.source_id" if filters.restricts else ""
     rows = conn.execute(
         f"SELECT h.seq FROM highlights h{source_join}"
         f" WHERE h.seq IN (SELECT value FROM json_each(?)) AND {sql_filter.where}",

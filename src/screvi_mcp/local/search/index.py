@@ -446,7 +446,7 @@ class SemanticIndex:
         window = max(4 * limit, 1000)
         while True:
             scored = self.matrix.top(query, min_cosine, window)
-            admitted = admitted_seqs(conn, filters, [seq for seq, _ in scored], live=False)
+            admitted = admitted_seqs(conn, filters, [seq for seq, _ in scored])
             kept = [(seq, cosine) for seq, cosine in scored if seq in admitted]
             if len(kept) >= limit or len(scored) < window:
                 return kept[:limit]

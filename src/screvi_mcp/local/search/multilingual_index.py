@@ -303,7 +303,7 @@ class MultilingualIndex(SemanticIndex):
             # above applied every deletion committed so far: only narrowing filters are
             # checked here, as on the English side (the keyword side checks liveness).
             admitted = (
-                admitted_seqs(conn, filters, [seq for seq, _ in scored], live=False)
+                admitted_seqs(conn, filters, [seq for seq, _ in scored])
                 if filters.restricts
                 else None
             )

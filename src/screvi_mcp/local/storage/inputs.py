@@ -13,6 +13,7 @@ sent as `null` (clear it) from a field left out (keep it).
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Annotated, Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
@@ -78,12 +79,43 @@ def _uuid(value: str) -> str:
     return value.lower()
 
 
+# Characters that show nothing: a text made only of these has nothing to read.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"})
+# What a tag name may not hold, as it is echoed raw into every listing: control characters
+# (NUL, tab, newline...), line and paragraph separators, lone surrogates, and the bidi marks,
+# overrides and isolates that reorder the text shown around them. Other format characters
+# stay allowed: the zero-width joiner builds emoji such as 👩‍💻.
+_UNSHOWABLE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+def _has_visible(value: str) -> bool:
+    return any(unicodedata.category(char) not in _INVISIBLE_CATEGORIES for char in value)
+
+
+def _visible(value: str) -> str:
+    if not _has_visible(value):
+        raise ValueError("must contain visible text, not only whitespace or control characters")
+    return value
+
+
 def _tag_entry(value: str) -> str:
     value = value.strip()
     if not value:
         raise ValueError("tag names must not be empty")
     if len(value) > MAX_TAG_NAME:
         raise ValueError(f"tag names must be at most {MAX_TAG_NAME} characters")
+    for position, char in enumerate(value, start=1):
+        if char in _BIDI_CONTROLS or unicodedata.category(char) in _UNSHOWABLE_CATEGORIES:
+            raise ValueError(
+                f"tag names must not contain control characters, bidi controls or line "
+                f"breaks (found U+{ord(char):04X} at character {position}); use letters, "
+                "digits, spaces and punctuation"
+            )
+    if not _has_visible(value):
+        raise ValueError("tag names must contain visible text")
     return value
 
 
@@ -112,13 +144,7 @@ class Body(BaseModel):
         return {name: getattr(self, name) for name in self.model_fields_set}
 
 
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty")
-    return value
-
-
-Content = Annotated[str, Field(max_length=MAX_HIGHLIGHT_TEXT), AfterValidator(_not_blank)]
+Content = Annotated[str, Field(max_length=MAX_HIGHLIGHT_TEXT), AfterValidator(_visible)]
 # The spec bounds `location` below only; above, SQLite cannot store it (a 500) and JSON
 # clients cannot read it exactly. 2**53 - 1 is the largest integer every client round-trips.
 Location = Annotated[int, Field(ge=0, le=2**53 - 1)]
@@ -162,7 +188,7 @@ class TagsBody(Body):
     tags: TagList
 
 
-SourceName = Annotated[str, Field(max_length=contract.MAX_SOURCE_NAME), AfterValidator(_not_blank)]
+SourceName = Annotated[str, Field(max_length=contract.MAX_SOURCE_NAME), AfterValidator(_visible)]
 
 
 class SourceCreate(Body):
@@ -189,8 +215,7 @@ class SourceCreate(Body):
 
 class SourceUpdate(Body):
     name: (
-        Annotated[str, Field(max_length=contract.MAX_SOURCE_NAME), AfterValidator(_not_blank)]
-        | None
+        Annotated[str, Field(max_length=contract.MAX_SOURCE_NAME), AfterValidator(_visible)] | None
     ) = None
     author: Annotated[str, Field(max_length=contract.MAX_AUTHOR)] | None = None
     url: Uri | None = None

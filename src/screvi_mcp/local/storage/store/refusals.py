@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from screvi_mcp.local.storage.ids import missing
+
 
 class StoreError(Exception):
     """A request the library refuses; `message` is what the caller is told."""
@@ -24,7 +26,7 @@ class NotFound(StoreError):
     """No live `kind` has this id."""
 
     def __init__(self, kind: str, ident: str) -> None:
-        super().__init__(f"{kind} {ident} not found")
+        super().__init__(missing(kind, ident))
         self.kind = kind
         self.ident = ident
 
