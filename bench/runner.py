@@ -320,8 +320,9 @@ def _run(
     if "import" in sections:
         _section(results, "import", lambda: import_kindle.run(settings.import_count))
     if "verify" in sections:  # in this process, last: it loads the model here
-        queries = 1 if settings.tiny else 40  # plus its 16 reader questions
-        _section(results, "verify", lambda: verify_cost.measure(smallest.path, queries))
+        # 40 corpus queries and the 16 reader questions; the tiny run one of each.
+        queries, readers = (1, 1) if settings.tiny else (40, len(verify_cost.READER_QUESTIONS))
+        _section(results, "verify", lambda: verify_cost.measure(smallest.path, queries, readers))
     if "english_models" in sections:  # each model in its own process
         _section(results, "english_models", lambda: english_models.measure(settings.tiny))
     if "embedding" in sections:  # each pair of models in its own process
