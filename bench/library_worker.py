@@ -36,9 +36,7 @@ from bench import corpus
 from bench.common import percentile, summary_ms
 
 BULK_REQUEST = 100  # the API's maximum per bulk create (local/storage/store/highlights.MAX_BULK)
-# Single creates timed until their vector is searchable; a tenth of the count where that is
-# fewer (the `--tiny` run's 20 highlights: each sample waits for the worker).
-DELAY_SAMPLES = 20
+DELAY_SAMPLES = 20  # single creates timed until searchable (a tenth of the count if fewer)
 
 
 def _rss_mib() -> float:
