@@ -76,7 +76,7 @@ class Settings:
             stdio_call_iterations=5,
             search_queries=5,
             ingest_count=20,
-            http_seconds=0.1,
+            http_seconds=0.3,
             http_clients=2,
             http_client_counts=(2,),  # one count: the loop over counts is the same code
             http_rounds=1,
