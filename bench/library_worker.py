@@ -36,7 +36,7 @@ from bench import corpus
 from bench.common import percentile, summary_ms
 
 BULK_REQUEST = 100  # the API's maximum per bulk create (local/storage/store/highlights.MAX_BULK)
-DELAY_SAMPLES = 20  # single creates timed until their vector is searchable
+DELAY_SAMPLES = 20  # single creates timed until searchable (a tenth of the count if fewer)
 
 
 def _rss_mib() -> float:
@@ -448,7 +448,7 @@ def ingest(path: Path, count: int) -> dict[str, Any]:
 
     # Delay until findable by meaning: one create on an idle queue, until its vector is in.
     delays: list[float] = []
-    for text in corpus.queries(DELAY_SAMPLES, seed=77):
+    for text in corpus.queries(min(DELAY_SAMPLES, max(1, count // 10)), seed=77):
         t0 = time.perf_counter()
         created = highlights.create_many(library, [HighlightCreate(content=text)], bulk=False)
         (seq,) = seqs_of(created)

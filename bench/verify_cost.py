@@ -62,7 +62,11 @@ def _timed(action: Callable[[], object], wall: list[float], cpu: list[float]) ->
 Samples = dict[str, tuple[list[float], list[float]]]
 
 
-def measure(path: Path, query_count: int) -> dict[str, Any]:
+def measure(
+    path: Path, query_count: int, reader_count: int = len(READER_QUESTIONS)
+) -> dict[str, Any]:
+    """`query_count` corpus queries and the first `reader_count` reader questions (the
+    tiny run's one of each runs every step once: each query judges 20 matches twice)."""
     from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
     from screvi_mcp.local.search.judge_tokens import TokenCache
     from screvi_mcp.local.storage.library import Library
@@ -82,7 +86,7 @@ def measure(path: Path, query_count: int) -> dict[str, Any]:
     samples: Samples = {name: ([], []) for name in names}
     judged_counts = []
     try:
-        for q in corpus.queries(query_count, seed=29) + list(READER_QUESTIONS):
+        for q in corpus.queries(query_count, seed=29) + list(READER_QUESTIONS[:reader_count]):
             judged_counts.append(_one_query(library, index, q, samples, own_tokens))
     finally:
         detach_semantic_index(library)

@@ -1,7 +1,9 @@
 """Running `python -m bench --tiny` in parts, so that pytest-xdist spreads them over workers.
 
 One run of every section took ~70 CPU-seconds, most of it starting servers and loading
-models, and was the suite's longest test (121 s of wall time with `-n 3`). Each group below
+models, and was the suite's longest test (121 s of wall time with `-n 3`); ~56 since --tiny
+does one of each repeat (issue 29: the rest is mostly server starts, ~1.2-2.5 CPU-s each,
+eleven of them in the http and stdio groups). Each group below
 runs in its own test module (tests/conftest.py schedules by module), so the groups start
 side by side; a group is a fresh `python -m bench --tiny --sections ...` process, as CI would
 run it. Groups keep together the sections that share a library the run builds (the mixed
@@ -20,15 +22,16 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
-# Each group's CPU seconds, measured under load (`section_cpu_seconds` in the JSON, plus
-# ~0.3 s to start and ~0.9 s to build the generated library where a section reads it).
+# Each group's CPU seconds at load ~3 (`section_cpu_seconds` in the JSON, plus ~0.3 s to
+# start and ~1 s to build the generated library where a section reads it); in all, with
+# those, 56 CPU-s (76 before the tiny run did one of each repeat, same run).
 GROUPS: dict[str, tuple[str, ...]] = {
-    "library": ("library", "verify"),  # 6 + 7
-    "http": ("http",),  # 16: seven servers
-    "stdio": ("cold_start", "tool_call"),  # 9 + 6
-    "articles": ("articles", "english_models", "import"),  # 9 + 2.5 + 2
-    "embedding": ("embedding", "million"),  # 9.5 + 3.5
-    "mixed": ("mixed", "search_parts", "tokens"),  # 4 + 2 + 1.5; the first two share a library
+    "library": ("library", "verify"),  # 3.6 + 0.8
+    "http": ("http",),  # 15: six servers
+    "stdio": ("cold_start", "tool_call"),  # 5 + 5.6: five servers
+    "articles": ("articles", "english_models", "import"),  # 2.8 + 2.6 + 1.8
+    "embedding": ("embedding", "million"),  # 2.1 + 3.8
+    "mixed": ("mixed", "search_parts", "tokens"),  # 2.6 + 2.1 + 1.3; the first two share a library
 }
 
 
