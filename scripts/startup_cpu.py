@@ -181,22 +181,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         library = work / "library.sqlite3"
-        for args in (["sample"], ["export", "csv", "--quiet", str(work / "in.csv")]):
-            subprocess.run(
-                [SCREVI, *args, "--library", str(library)]
-                if args[0] == "sample"
-                else [SCREVI, args[0], args[1], "--library", str(library), *args[2:]],
-                env=env(),
-                check=True,
-                capture_output=True,
-            )
-        key = subprocess.run(
-            [SCREVI, "keys", "create", "--name", "sync", "--library", str(library)],
-            env=env(),
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
+        key = prepare(library, work / "in.csv")
         source = work / "source.sqlite3"
         source.write_bytes(library.read_bytes())
         server, url = start_api(source, env(), subprocess.DEVNULL)
@@ -204,7 +189,29 @@ def main() -> None:
             measure(entry_points(work, url, key), options, work)
         finally:
             server.send_signal(signal.SIGINT)
-            server.wait(30)
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+
+
+def prepare(library: Path, csv_file: Path) -> str:
+    """The sample library, a Readwise CSV of it to import, and a key to sync it with."""
+
+    def screvi(*args: str) -> str:
+        done = subprocess.run(
+            [SCREVI, *args, "--library", str(library)],
+            env=env(),
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return done.stdout.strip()
+
+    screvi("sample")
+    screvi("export", "csv", str(csv_file))
+    return screvi("keys", "create", "--name", "sync")
 
 
 def measure(runs: dict[str, Run], options: argparse.Namespace, work: Path) -> None:
