@@ -5,7 +5,17 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("screvi_mcp.server", "screvi_mcp.local", "screvi_mcp.client", "mcp", "httpx", "uvicorn")
+HEAVY = (
+    "screvi_mcp.server",
+    "screvi_mcp.local",
+    "screvi_mcp.client",
+    "screvi_mcp.models",  # the wire models: pydantic builds them on import
+    "mcp",
+    "httpx",
+    "uvicorn",
+    "pydantic",
+    "fsrs",  # the review scheduler; `review --help` only lists the answers
+)
 # The toolset names, declared once where the tools are, in a module that imports nothing.
 LIGHT = ["screvi_mcp.server", "screvi_mcp.server.toolsets"]
 

@@ -12,11 +12,13 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
+import anyio
 import pytest
 from mirror_testkit import FAST, StandIn, mirror_client, seed, snapshot, sync
 from test_sync import assert_same
 
 from screvi_mcp.client.client import ScreviClient
+from testsupport.command import run_command
 from testsupport.polling import wait_until
 
 WAIT_SECONDS = 60.0  # a bound on waiting for the subprocess, not a timing check
@@ -140,29 +142,39 @@ async def test_ctrl_c_mid_sync_says_the_copy_is_kept_and_the_next_run_resumes(
 
 
 async def test_the_cli_prints_a_summary_and_never_the_key(
-    stand_in: StandIn, mirror_path: Path
+    stand_in: StandIn,
+    mirror_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    # In-process (testsupport/command.py): what the command prints is the point, not the
+    # process (the kill and Ctrl-C tests above keep theirs).
     async with stand_in.client() as client:
         await seed(client)
-    process = _sync_command(stand_in, mirror_path, "--per-page", "3")
-    out, err = process.communicate(timeout=WAIT_SECONDS)
-    assert process.returncode == 0, err
+    mirror_path.parent.mkdir(parents=True, exist_ok=True)  # a --library path's folder
+    env = {
+        **{k: v for k, v in os.environ.items() if k.startswith("SCREVI_")},
+        "SCREVI_API_KEY": stand_in.key,
+        "SCREVI_BASE_URL": stand_in.base_url,
+    }
+    argv = ("sync", "--library", str(mirror_path), "--per-page", "3")
+    # On a worker thread: the command runs its own event loop, and this test is in one.
+    code, out, err = await anyio.to_thread.run_sync(
+        lambda: run_command(monkeypatch, capsys, *argv, env=env)
+    )
+    assert code == 0, err
     assert out == ""  # stdout stays free; progress and summary go to stderr
     assert "Full copy finished" in err and "highlights" in err
     assert stand_in.key not in err
     await assert_same(stand_in, mirror_path)
 
 
-def test_the_cli_without_a_key_says_what_to_set(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "SCREVI_API_KEY"}
-    done = subprocess.run(
-        [sys.executable, "-m", "screvi_mcp", "sync", "--library", str(tmp_path / "m.sqlite3")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=WAIT_SECONDS,
-    )
-    assert done.returncode == 2 and "SCREVI_API_KEY" in done.stderr
+def test_the_cli_without_a_key_says_what_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    library = str(tmp_path / "m.sqlite3")
+    code, _, err = run_command(monkeypatch, capsys, "sync", "--library", library)
+    assert code == 2 and "SCREVI_API_KEY" in err
 
 
 async def test_a_429_storm_is_waited_out(stand_in: StandIn, mirror_path: Path) -> None:

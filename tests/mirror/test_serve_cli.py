@@ -3,49 +3,43 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from mirror_testkit import StandIn, sync
 
 from testsupport.command import run_command
 
-WAIT_SECONDS = 60.0
 
-
-def _serve(library: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("SCREVI_") or k == "SCREVI_ENGLISH_MODEL"
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "screvi_mcp", "--mirror", "--library", str(library)],
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        timeout=WAIT_SECONDS,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def test_a_file_that_is_not_a_mirror_is_refused(tmp_path: Path) -> None:
-    done = _serve(tmp_path / "plain.sqlite3")
-    assert done.returncode == 2
-    assert "not a mirror yet" in done.stderr and "screvi-mcp sync" in done.stderr
-    assert done.stdout == ""
+def test_a_file_that_is_not_a_mirror_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # In-process: refusals come before anything is served (testsupport/command.py).
+    library = str(tmp_path / "plain.sqlite3")
+    code, out, err = run_command(monkeypatch, capsys, "--mirror", "--library", library)
+    assert code == 2
+    assert "not a mirror yet" in err and "screvi-mcp sync" in err
+    assert out == ""
 
 
 async def test_a_mirror_of_another_key_is_refused_without_showing_either_key(
-    stand_in: StandIn, mirror_path: Path
+    stand_in: StandIn,
+    mirror_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     await sync(stand_in, mirror_path)
     other = "sk_live_someone_else_entirely"
-    done = _serve(mirror_path, SCREVI_API_KEY=other, SCREVI_BASE_URL=stand_in.base_url)
-    assert done.returncode == 2 and "--new-key" in done.stderr
-    assert other not in done.stderr and stand_in.key not in done.stderr
+    env = {"SCREVI_API_KEY": other, "SCREVI_BASE_URL": stand_in.base_url}
+    argv = ("--mirror", "--library", str(mirror_path))
+    # On a worker thread: the command runs its own event loop, and this test is in one.
+    code, _, err = await anyio.to_thread.run_sync(
+        lambda: run_command(monkeypatch, capsys, *argv, env=env)
+    )
+    assert code == 2 and "--new-key" in err
+    assert other not in err and stand_in.key not in err
 
 
 async def test_the_mirror_over_stdio_writes_through_with_the_key(

@@ -8,7 +8,6 @@ are stopped in teardown. No traffic leaves 127.0.0.1.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -327,20 +326,22 @@ async def test_cli_read_only_and_toolsets(
     assert names == expected
 
 
-def test_non_loopback_bind_without_token_is_refused(library_path: Path) -> None:
-    # Refused before binding anything; a bounded wait in case it were not.
+def test_non_loopback_bind_without_token_is_refused(
+    captured_run: list[tuple[MCPServer, str, HttpOptions]],
+    library_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # In-process: the refusal comes before anything is served (a recorder stands in for
+    # serving, so a missed refusal is caught without binding 0.0.0.0).
+    from screvi_mcp.cli import main
+
     lan = ["--host", "0.0.0.0", "--port", str(free_port())]
-    finished = subprocess.run(
-        [SCREVI_MCP, "--library", str(library_path), "--transport", "streamable-http", *lan],
-        env=server_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert finished.returncode != 0
-    assert "refusing to listen on 0.0.0.0 without an auth token" in finished.stderr
-    assert "--auth-token" in finished.stderr
-    assert finished.stdout == ""
+    status = main(["--library", str(library_path), "--transport", "streamable-http", *lan])
+    assert status != 0 and captured_run == []
+    out, err = capsys.readouterr()
+    assert "refusing to listen on 0.0.0.0 without an auth token" in err
+    assert "--auth-token" in err
+    assert out == ""
 
 
 def test_cli_rejects_an_unknown_toolset(

@@ -222,8 +222,7 @@ async def _try_key(api_key: str, base_url: str) -> Finding:
 
 def check_mirror(explicit: str | None) -> list[Finding]:
     from screvi_mcp.local.storage import db
-    from screvi_mcp.local.storage.store.mirror_rows.state import STATE_BASE_URL
-    from screvi_mcp.mirror.sync import STATE_LAST_SYNC
+    from screvi_mcp.local.storage.store.mirror_rows.state import STATE_BASE_URL, STATE_LAST_SYNC
 
     path = Path(explicit).expanduser() if explicit else config.default_mirror_path()
     if not path.exists() and not explicit:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from screvi_mcp import config
 from screvi_mcp.cli.common import add_library_option
-from screvi_mcp.review.schedule import ANSWERS
+from screvi_mcp.review.answers import ANSWERS
 
 if TYPE_CHECKING:
     from screvi_mcp.client import ScreviClient
@@ -153,7 +153,9 @@ async def _client_and_place(
         path = config.library_path(library)
         # A folder, or a file that is not a library, is refused in one line before opening.
         preflight.check_library_path(path, create_parents=config.library_path_is_default(library))
-        client = await embedded_client(path)
+        # A review reads highlights and writes only its own state: no search model to load
+        # and no article to fetch (a start-up's largest costs), as for an export.
+        client = await embedded_client(path, background_work=False)
         place = ReviewPlace.of(library_path=path)
     async with client:
         yield client, place

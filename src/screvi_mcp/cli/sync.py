@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from screvi_mcp import config, extensions
+from screvi_mcp import config
 from screvi_mcp.cli.common import add_library_option
 from screvi_mcp.cli.parsing import seconds
 from screvi_mcp.contract import MAX_PER_PAGE, RATE_LIMIT_PER_MINUTE
@@ -202,6 +202,7 @@ async def _sync(
 
 def _failure_text(error: Exception, outcome: SyncSummary, path: Path) -> str | None:
     """What a run that failed says, by the kind of failure (first match); None: not ours."""
+    from screvi_mcp import extensions  # its wire models: not for building the command line
     from screvi_mcp.client.errors import (
         InvalidApiKeyError,
         MissingApiKeyError,

@@ -38,10 +38,11 @@ from screvi_mcp.client.retry import RetryPolicy
 from screvi_mcp.local.storage import clock
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import mirror_rows as store
+from screvi_mcp.local.storage.store.mirror_rows.state import STATE_LAST_SYNC
 from screvi_mcp.mirror.clock_transport import ClockTransport
 from screvi_mcp.mirror.identity import MirrorMismatch, key_fingerprint, normalise_base_url
 from screvi_mcp.mirror.notes import add_note
-from screvi_mcp.mirror.sync import STATE_LAST_SYNC, SyncSettings, build_client, run_sync
+from screvi_mcp.mirror.sync import SyncSettings, build_client, run_sync
 from screvi_mcp.mirror.write_through import WriteThrough
 from screvi_mcp.models import Tag
 

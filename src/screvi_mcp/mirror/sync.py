@@ -40,6 +40,7 @@ from screvi_mcp.local.storage import clock
 from screvi_mcp.local.storage.library import Library
 from screvi_mcp.local.storage.store import mirror_rows as store
 from screvi_mcp.local.storage.store import passages as passage_rows
+from screvi_mcp.local.storage.store.mirror_rows.state import STATE_LAST_SYNC
 from screvi_mcp.mirror import DEFAULT_REQUESTS_PER_MINUTE
 from screvi_mcp.mirror.article_bodies import ArticleBodies
 from screvi_mcp.mirror.clock_transport import ClockTransport
@@ -63,7 +64,6 @@ DEFAULT_MAX_RUN_SECONDS = 6 * 3600.0
 PHASES = ("tags", "sources", "highlights", "articles", "details", "tag_members")
 
 STATE_CURSOR = "cursor"
-STATE_LAST_SYNC = "last_sync_at"
 STATE_LAST_FULL_SYNC = "last_full_sync_at"
 RUN_STARTED = "run_started"
 RUN_SINCE = "run_since"

@@ -9,12 +9,9 @@ spreads the load.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal, get_args
 
 from fsrs import Card, Rating, Scheduler, State
 
-Answer = Literal["again", "hard", "good", "easy", "discard"]
-ANSWERS: tuple[Answer, ...] = get_args(Answer)
 RATINGS: dict[str, Rating] = {
     "again": Rating.Again,
     "hard": Rating.Hard,

@@ -9,8 +9,8 @@ from pydantic import Field
 
 from screvi_mcp.client import ScreviClient
 from screvi_mcp.review import render
+from screvi_mcp.review.answers import Answer
 from screvi_mcp.review.daily import MAX_SIZE, DailyReview, ReviewPlace, Settings
-from screvi_mcp.review.schedule import Answer
 from screvi_mcp.server.backend import CLIENT_KEY_HEADER, Backend
 from screvi_mcp.server.toolkit import Id, ToolSpec, declare, reading, writing
 

@@ -9,8 +9,6 @@ from screvi_mcp.contract import DEFAULT_PER_PAGE, MAX_PER_PAGE
 from screvi_mcp.local.api.bodies import ArticleCreate, ArticleUpdate, TagsBody, parse_body
 from screvi_mcp.local.api.error_answers import validation_failed
 from screvi_mcp.local.api.request_pipeline import Call, Reply, endpoint
-from screvi_mcp.local.fetching import save as fetching_save
-from screvi_mcp.local.fetching.urls import InvalidArticleURL
 from screvi_mcp.local.storage.store import articles
 
 
@@ -43,6 +41,11 @@ def list_articles(call: Call) -> Reply:
 
 async def save_article(call: Call) -> Reply:
     """Resolves short links and reads social posts (bounded); the page is fetched later."""
+    # Imported at the first save, not with the app: the fetching stack (page extraction,
+    # social posts) is for saving pages, which one-shot readers of the library never do.
+    from screvi_mcp.local.fetching import save as fetching_save
+    from screvi_mcp.local.fetching.urls import InvalidArticleURL
+
     body = parse_body(ArticleCreate, call.body)
     try:
         outcome = await fetching_save.save_article(

@@ -17,7 +17,6 @@ from screvi_mcp.local.api.error_answers import invalid_parameter
 from screvi_mcp.local.api.request_pipeline import Call, Reply, endpoint
 from screvi_mcp.local.search import keyword_only
 from screvi_mcp.local.search.backlog import embedding_backlog
-from screvi_mcp.local.search.engine import SearchQuery, search
 from screvi_mcp.local.storage.store import wire
 from screvi_mcp.local.storage.store.pages import pagination
 from screvi_mcp.models import EMBEDDING_BACKLOG_HEADER, KEYWORD_ONLY_HEADER
@@ -32,6 +31,10 @@ def search_highlights(call: Call) -> Reply:
         raise invalid_parameter({"q": "is required: the text to search for"})
     if len(raw_q) > MAX_QUERY_LENGTH:
         raise invalid_parameter({"q": f"must be at most {MAX_QUERY_LENGTH} characters"})
+    # Imported at the first search, not with the app: a one-shot reader of the library
+    # (export, review) never searches and should not load the search engine's modules.
+    from screvi_mcp.local.search.engine import SearchQuery, search
+
     query = SearchQuery(
         q=raw_q,
         source=params.string("source", max_length=MAX_SOURCE_NAME),

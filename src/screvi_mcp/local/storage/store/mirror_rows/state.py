@@ -9,6 +9,9 @@ from screvi_mcp.local.storage.library import Library
 
 STATE_BASE_URL = "base_url"
 STATE_KEY_FINGERPRINT = "key_fingerprint"
+# When the last sync finished: written by the sync, read by `check` (which must not load
+# the sync engine and its client to read it) and by mirror serving.
+STATE_LAST_SYNC = "last_sync_at"
 
 
 def read_state(conn: sqlite3.Connection) -> dict[str, str]:
