@@ -285,11 +285,8 @@ class SemanticIndex:
 
         For tests, benchmarks and one-shot commands; a server never waits on this."""
         deadline = time.monotonic() + timeout
-        while self.pending():
-            if time.monotonic() >= deadline:
-                return False
-            self.worker.wake()
-            time.sleep(0.01)
+        if not self.worker.wait_until_empty(self.pending, deadline):
+            return False
         # The rows are gone once their vectors are committed; another process's vectors
         # still have to be read into this one's matrix.
         self.sync(self.library.connection())
