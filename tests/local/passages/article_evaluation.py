@@ -128,11 +128,15 @@ async def build(
     return served, Library(client, ids, texts, time.monotonic() - started)
 
 
-async def run_queries(lib: Library, min_relevance: float) -> list[dict[str, Any]]:
-    """Each query's outcome: `ok` as scored above, `article` whether the right article was
-    in the top 3 at all (whatever its passage)."""
+async def run_queries(
+    lib: Library, min_relevance: float, only: str | None = None
+) -> list[dict[str, Any]]:
+    """Each query's outcome (of the `only` half's, if given): `ok` as scored above,
+    `article` whether the right article was in the top 3 at all (whatever its passage)."""
     rows = []
     for query, half in zip(QUERIES, HALVES, strict=True):
+        if only is not None and half != only:
+            continue
         page = await lib.client.search_articles(query.text, min_relevance=min_relevance, per_page=3)
         row: dict[str, Any] = {"half": half, "kind": query.kind, "query": query.text}
         if query.article is None:

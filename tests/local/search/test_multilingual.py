@@ -7,11 +7,13 @@ ones, so that the multilingual model's spread of cosines is that of a real libra
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from labelled_set import PASSAGES, SOURCES
@@ -25,6 +27,9 @@ from screvi_mcp.local.search.language import is_english
 from screvi_mcp.local.storage import preflight
 from screvi_mcp.local.storage.library import Library
 from testsupport.polling import wait_until
+
+if TYPE_CHECKING:
+    from evaluation import LabelledLibrary
 
 # --- the language detector (no model needed) ----------------------------------------------
 
@@ -238,45 +243,65 @@ class Mixed:
 
 
 @contextmanager
-def _mixed_library(directory: Path, template: Mixed | None = None) -> Iterator[Mixed]:
-    """Built and embedded by both models (the slow part), or copied from `template`: a copy
-    keeps its vectors, so it costs no embedding."""
+def _mixed_library(directory: Path, template: Mixed | LabelledLibrary) -> Iterator[Mixed]:
+    """A copy of `template`, with its vectors, so it costs no embedding: of the session's
+    labelled library, cut down to the chosen passages under one source (what embedding
+    them afresh gave, at 12 s of CPU for both models; each passage's vectors are its own),
+    or of the shared mixed library."""
     from screvi_mcp.local.search.attach import attach_semantic_index, detach_semantic_index
 
     path = directory / "mixed.sqlite"
-    if template is not None:
-        template.library.connection().execute("VACUUM INTO ?", (str(path),))
+    template.library.connection().execute("VACUUM INTO ?", (str(path),))
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("SCREVI_MULTILINGUAL", raising=False)
         library = Library.open(path)
         try:
+            if isinstance(template, Mixed):
+                seq_of = template.seq_of
+            else:
+                seq_of = {key: template.seq_of[key] for key, _, _ in _chosen_passages()}
+                _keep_only(library, sorted(seq_of.values()))
             assert attach_semantic_index(library, backfill="now") is not None
-            if template is None:
-                rows = LibraryRows(library)
-                source = rows.source(SOURCES[0].name, SOURCES[0].type, SOURCES[0].author)
-                passages = _chosen_passages()
-                seqs = rows.highlights(
-                    [(text, source, note, False, []) for _, text, note in passages]
-                )
-                seq_of = {key: s for (key, _, _), s in zip(passages, seqs, strict=True)}
-            yield Mixed(library, template.seq_of if template is not None else seq_of)
+            yield Mixed(library, seq_of)
             detach_semantic_index(library)
         finally:
             library.close()
 
 
+def _keep_only(library: Library, seqs: list[int]) -> None:
+    """Delete every other highlight (vectors, tags, sources with them) and put the kept
+    ones under one source, as the library they were chosen for held them."""
+    source = LibraryRows(library).source(SOURCES[0].name, SOURCES[0].type, SOURCES[0].author)
+    kept = json.dumps(seqs)
+    others = "NOT IN (SELECT value FROM json_each(?))"
+    with library.write() as conn:
+        for table in ("highlight_embeddings", "multilingual_embeddings"):
+            conn.execute(f"DELETE FROM {table} WHERE seq {others}", (kept,))
+        conn.execute("DELETE FROM highlight_tags")
+        conn.execute("DELETE FROM tags")
+        conn.execute(f"DELETE FROM highlights WHERE seq {others}", (kept,))
+        conn.execute("UPDATE highlights SET source_id = ?", (source,))
+        conn.execute("DELETE FROM sources WHERE id != ?", (source,))
+        queued = [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in _QUEUES]
+    assert queued == [0, 0], queued  # nothing left to embed
+
+
+_QUEUES = ("embedding_queue", "multilingual_queue")
+
+
 @pytest.fixture(scope="module")
-def mixed_shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mixed]:
-    """The library built once for the tests that only search it (both models embed
-    150 highlights: the slow part)."""
-    with _mixed_library(tmp_path_factory.mktemp("mixed")) as library:
+def mixed_shared(
+    labelled: LabelledLibrary, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Mixed]:
+    """The library the tests that only search share: cut from the labelled library."""
+    with _mixed_library(tmp_path_factory.mktemp("mixed"), labelled) as library:
         yield library
 
 
 @pytest.fixture
 def mixed(mixed_shared: Mixed, tmp_path: Path) -> Iterator[Mixed]:
     """A copy of the same library of the test's own, for tests that change it."""
-    with _mixed_library(tmp_path, template=mixed_shared) as library:
+    with _mixed_library(tmp_path, mixed_shared) as library:
         yield library
 
 

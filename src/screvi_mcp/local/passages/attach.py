@@ -144,10 +144,7 @@ def wait_until_embedded(library: Library, timeout: float) -> bool:
     for index in (_INDEXES.get(library), _MULTILINGUAL.get(library)):
         if index is None:
             continue
-        while index.pending():
-            if time.monotonic() >= deadline:
-                return False
-            index.worker.wake()
-            time.sleep(0.02)
+        if not index.worker.wait_until_empty(index.pending, deadline):
+            return False
         index.sync(library.connection())
     return True

@@ -27,6 +27,10 @@ POLL_SECONDS = 2.0
 STOP_SECONDS = 30.0
 # After an unexpected failure, wait this long before trying again (not a hot loop).
 RETRY_SECONDS = 5.0
+# `wait_until_empty`: the longest wait for a pass of this worker before the queue is looked
+# at again (rows another process or thread embeds end no pass of ours), and the longest
+# pause between looks while such rows stay queued.
+PASS_WAIT_SECONDS = 0.25
 
 
 class EmbeddingWorker:
@@ -37,6 +41,9 @@ class EmbeddingWorker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        # Passes over the queue finished (`_run`), for whoever waits for it to empty.
+        self._passes = threading.Condition()
+        self._passes_done = 0
         # How fast this worker embeds: the search backlog's lag estimate (backlog.py).
         from screvi_mcp.local.search.throughput import Throughput
 
@@ -101,6 +108,7 @@ class EmbeddingWorker:
             self._wake.clear()
             try:
                 self.drain()
+                self._pass_done()
             except Exception as exc:
                 if library.closed or self._stop.is_set():
                     return  # closing mid-round is a normal shutdown; the rows stay queued
@@ -111,3 +119,35 @@ class EmbeddingWorker:
                 self._stop.wait(RETRY_SECONDS)
                 continue
             self._wake.wait(POLL_SECONDS)
+
+    def _pass_done(self) -> None:
+        with self._passes:
+            self._passes_done += 1
+            self._passes.notify_all()
+
+    def _wait_for_pass(self, timeout: float) -> bool:
+        """Wake the worker and wait until a pass of it ends (True) or `timeout` passes."""
+        with self._passes:
+            target = self._passes_done + 1
+            self.wake()
+            return self._passes.wait_for(lambda: self._passes_done >= target, timeout)
+
+    def wait_until_empty(self, pending: Callable[[], int], deadline: float) -> bool:
+        """Until `pending()` is 0 (True) or `time.monotonic()` reaches `deadline` (False).
+
+        The queue is looked at when a pass of this worker ends, not every few milliseconds:
+        polling it every 10-20 ms cost a query and a wake-up each time, thousands during an
+        evaluation library's build, and took the GIL from the thread embedding. Rows held
+        by another process or thread end no pass here: they are looked at again within
+        PASS_WAIT_SECONDS, backing off from 10 ms so a short wait stays short."""
+        pause = 0.0
+        while pending():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if pause:
+                time.sleep(min(pause, remaining))
+            ended = self._wait_for_pass(min(PASS_WAIT_SECONDS, remaining))
+            # A pass ended and rows still wait: others hold them (their pace, not ours).
+            pause = min(max(2 * pause, 0.01), PASS_WAIT_SECONDS) if ended else 0.0
+        return True

@@ -49,6 +49,8 @@ _QUERY_CACHE_SIZE = 256
 # How many embedding writes the shared change log keeps. A process that has not searched
 # for longer than that many writes reloads every vector instead of the changed ones.
 CHANGE_LOG_KEEP = 100_000
+# The log is pruned when its ids cross a multiple of this, not on every write.
+PRUNE_EVERY = 1000
 # A compact index's codes file (compact_file.py) is brought up to date from SQLite when at
 # most this many vector changes came after it (60 MB of 768-d vectors, read in chunks);
 # after more, the codes are rebuilt and saved again.
@@ -285,11 +287,8 @@ class SemanticIndex:
 
         For tests, benchmarks and one-shot commands; a server never waits on this."""
         deadline = time.monotonic() + timeout
-        while self.pending():
-            if time.monotonic() >= deadline:
-                return False
-            self.worker.wake()
-            time.sleep(0.01)
+        if not self.worker.wait_until_empty(self.pending, deadline):
+            return False
         # The rows are gone once their vectors are committed; another process's vectors
         # still have to be read into this one's matrix.
         self.sync(self.library.connection())
@@ -339,7 +338,7 @@ class SemanticIndex:
                     after = embedding_rows.latest_change(write_conn, self.tables)
                     # The writer holds the database, so these ids are all ours.
                     self._own_changes.append((before + 1, after))
-                    if after % 1000 < len(saved):
+                    if after % PRUNE_EVERY < len(saved):
                         embedding_rows.prune_changes(write_conn, CHANGE_LOG_KEEP, self.tables)
                 if claim is not None:
                     embedding_queue.finish(write_conn, claim, seqs, self.tables)
