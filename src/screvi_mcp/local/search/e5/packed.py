@@ -28,6 +28,8 @@ MAGIC = b"E5S1"
 BLOCK = 32
 # fp16 scale + 16 bytes of nibbles
 BLOCK_BYTES = 18
+# multilingual-e5-small's (the engine's windows of 510 tokens rely on it)
+POSITIONS = 512
 _FLOAT32, _Q4_0 = 0, 1
 
 
@@ -108,6 +110,8 @@ def read_packed(path: Path) -> PackedModel:
     if int(block) != BLOCK:
         raise PackedModelError(f"{path}: blocks of {block}, not {BLOCK}")
     config = Config(hidden, layers, heads, ff, vocab, positions, float(epsilon))
+    if positions != POSITIONS:
+        raise PackedModelError(f"{path}: {positions} positions, not {POSITIONS}")
     vocabulary = _vocabulary(cur)
     return PackedModel(config, vocabulary, _tensors(cur, data, config))
 
@@ -141,9 +145,8 @@ def _tensors(cur: _Cursor, data: bytes, config: Config) -> dict[str, npt.NDArray
         if dtype == _FLOAT32:
             tensors[name] = np.frombuffer(data, np.float32, elements, offset)
         elif dtype == _Q4_0:
-            columns = config.hidden if elements % config.hidden == 0 else elements
-            if name.endswith("fo.w"):
-                columns = config.feed_forward  # [hidden, feed_forward]: rows are outputs
+            # rows are outputs: the feed-forward down-projection reads the wide side
+            columns = config.feed_forward if name.endswith("fo.w") else config.hidden
             raw = np.frombuffer(data, np.uint8, elements // BLOCK * BLOCK_BYTES, offset)
             tensors[name] = raw.reshape(elements // columns, columns // BLOCK, BLOCK_BYTES)
         else:

@@ -22,9 +22,13 @@ vocabulary).
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from tokenizers import Tokenizer, models
 
 from screvi_mcp.local.search.e5.packed import Vocabulary
@@ -37,21 +41,52 @@ _SPACES = re.compile(" {2,}")
 _UNMATCHABLE = "\x00unk"
 # SentencePiece's penalty below the lowest piece score for an unknown character.
 _UNK_PENALTY = np.float32(10.0)
+TOKENIZER_FILE = "tokenizer.json"
+SETTINGS_FILE = "e5-tokeniser.json"
+
+
+class Specials(NamedTuple):
+    bos: int
+    eos: int
+    unk: int
 
 
 class E5Tokeniser:
-    def __init__(self, vocabulary: Vocabulary) -> None:
-        self._vocabulary = vocabulary
-        self.bos, self.eos, self.unk = vocabulary.bos, vocabulary.eos, vocabulary.unk
-        self._table = {cp: text for cp, text in vocabulary.normalisation.items()}
+    def __init__(
+        self, tokenizer: Tokenizer, normalisation: dict[int, str], specials: Specials
+    ) -> None:
+        self._tokenizer = tokenizer
+        self._table = normalisation
+        self.bos, self.eos, self.unk = specials.bos, specials.eos, specials.unk
+        self._lookup: dict[str, int] | None = None  # for reference_ids, built when needed
+        self._scores: npt.NDArray[np.float32] | None = None
+
+    @classmethod
+    def from_vocabulary(cls, vocabulary: Vocabulary) -> E5Tokeniser:
         pieces = [
             (_UNMATCHABLE if i == vocabulary.unk else piece, float(score))
             for i, (piece, score) in enumerate(
                 zip(vocabulary.pieces, vocabulary.scores, strict=True)
             )
         ]
-        self._tokenizer = Tokenizer(models.Unigram(pieces, vocabulary.unk, False))
-        self._lookup: dict[str, int] | None = None  # for reference_ids, built when needed
+        tokenizer = Tokenizer(models.Unigram(pieces, vocabulary.unk, False))
+        specials = Specials(vocabulary.bos, vocabulary.eos, vocabulary.unk)
+        return cls(tokenizer, dict(vocabulary.normalisation), specials)
+
+    def save(self, folder: Path) -> None:
+        self._tokenizer.save(str(folder / TOKENIZER_FILE))
+        settings = {
+            "specials": [self.bos, self.eos, self.unk],
+            "normalisation": {str(cp): text for cp, text in self._table.items()},
+        }
+        (folder / SETTINGS_FILE).write_text(json.dumps(settings), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path) -> E5Tokeniser:
+        settings = json.loads((folder / SETTINGS_FILE).read_text(encoding="utf-8"))
+        table = {int(cp): text for cp, text in settings["normalisation"].items()}
+        tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
+        return cls(tokenizer, table, Specials(*settings["specials"]))
 
     def normalise(self, text: str) -> str:
         """Steps 1-3: the string the Viterbi split runs over."""
@@ -73,13 +108,9 @@ class E5Tokeniser:
 
     def reference_ids(self, normalised: str) -> list[int]:
         """Step 4 as `tok_content` does it: float32 scores, the first best split kept."""
-        if self._lookup is None:
-            self._lookup = {
-                piece: i for i, piece in enumerate(self._vocabulary.pieces) if i != self.unk
-            }
-        scores = self._vocabulary.scores
+        lookup, scores = self._pieces()
         unk_score = np.float32(scores.min() - _UNK_PENALTY)
-        longest = max(len(p.encode()) for p in self._lookup)
+        longest = max(len(p.encode()) for p in lookup)
         n = len(normalised)
         best = [np.float32(-1e30)] * (n + 1)
         best[0] = np.float32(0.0)
@@ -92,7 +123,7 @@ class E5Tokeniser:
                 size += len(normalised[end - 1].encode())
                 if size > longest:
                     break
-                piece = self._lookup.get(normalised[i:end])
+                piece = lookup.get(normalised[i:end])
                 if piece is not None:
                     score = np.float32(best[i] + scores[piece])
                     if score > best[end]:
@@ -106,3 +137,11 @@ class E5Tokeniser:
             piece, position = back[position]
             ids.append(piece)
         return ids[::-1]
+
+    def _pieces(self) -> tuple[dict[str, int], npt.NDArray[np.float32]]:
+        """Piece -> id (the renamed <unk> matches nothing) and the scores, from the model."""
+        if self._lookup is None or self._scores is None:
+            vocab = json.loads(self._tokenizer.to_str())["model"]["vocab"]
+            self._lookup = {p: i for i, (p, _s) in enumerate(vocab) if i != self.unk}
+            self._scores = np.array([score for _piece, score in vocab], dtype=np.float32)
+        return self._lookup, self._scores
