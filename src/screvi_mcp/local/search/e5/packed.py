@@ -72,12 +72,6 @@ class PackedModel:
             raise PackedModelError(f"{name} is not a 4-bit tensor")
         return array  # type: ignore[return-value]
 
-    def dense(self, name: str) -> npt.NDArray[np.float32]:
-        array = self.tensors[name]
-        if array.dtype == np.uint8:
-            return dequantise(array)  # type: ignore[arg-type]
-        return array  # type: ignore[return-value]
-
 
 class _Cursor:
     def __init__(self, data: bytes, offset: int = 0) -> None:
