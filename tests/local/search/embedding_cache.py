@@ -34,7 +34,10 @@ def _rows(
     """A replacement for a method embedding a list of texts, one cached result per text."""
 
     def wrapped(self: Any, texts: list[str]) -> Any:
+        # The multilingual model's engines share its id (the same weights) but not every
+        # digit of their vectors: the engine is part of the key.
         model = str(getattr(self, "model_id", type(self).__name__))
+        model += f"|{self.engine_id}" if hasattr(self, "engine_id") else ""
         missing = [t for t in dict.fromkeys(texts) if (model, kind, t) not in store]
         if missing:
             for text, row in zip(missing, _as_rows(compute(self, missing)), strict=True):

