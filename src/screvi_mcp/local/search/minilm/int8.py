@@ -15,7 +15,8 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
-from screvi_mcp.local.search.embedder import Embedder, build_once, file_digest
+from screvi_mcp.local.search.embedder import Embedder
+from screvi_mcp.local.search.model_folders import build_once, file_digest
 
 RECIPE = "int8-down-v1"
 

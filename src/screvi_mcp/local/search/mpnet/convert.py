@@ -49,7 +49,7 @@ def ensure_mpnet_model(report: Report | None = None, root: Path | None = None) -
 
     Raises MpnetWheelsMissing when the wheels are not installed.
     """
-    from screvi_mcp.local.search.embedder import build_once
+    from screvi_mcp.local.search.model_folders import build_once
 
     root = root if root is not None else cache_root()
     say = report or (lambda _line: None)
