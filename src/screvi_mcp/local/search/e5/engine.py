@@ -25,6 +25,10 @@ WINDOW = 510
 # attention's memory grows with the square of the length).
 BATCH_ROWS = 32
 BATCH_TOKENS = 8192
+# ...and pads at most a quarter more than its rows hold (plus a little): a batch of short
+# texts padded to one long window cost 5x the CPU of the same texts one by one.
+PADDING_SHARE = 1.25
+PADDING_SLACK = 64
 
 
 class E5Engine:
@@ -68,13 +72,13 @@ class E5Engine:
         order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
         start = 0
         while start < len(order):
-            end = start + 1
-            while (
-                end < len(order)
-                and end - start < BATCH_ROWS
-                and (end - start + 1) * (len(windows[order[end]]) + 2) <= BATCH_TOKENS
-            ):
-                end += 1
+            end, held = start + 1, len(windows[order[start]]) + 2
+            while end < len(order) and end - start < BATCH_ROWS:
+                width = len(windows[order[end]]) + 2  # sorted: the batch's longest row
+                padded = (end - start + 1) * width
+                if padded > BATCH_TOKENS or padded > (held + width) * PADDING_SHARE + PADDING_SLACK:
+                    break
+                end, held = end + 1, held + width
             batch = order[start:end]
             means[batch] = self._run([windows[i] for i in batch])
             start = end

@@ -17,7 +17,9 @@ could match the literal piece "<unk>" (the C code never does: that piece is rena
 string no text contains), and it fuses a run of unknown characters into one <unk> (the C
 code gives one each). A text whose ids hold an <unk> is therefore re-split by
 `reference_ids`, the C loop in Python; such texts are rare (characters outside a 250k
-vocabulary).
+vocabulary). So is a text holding a long run of one short unit ("xxxxxx", "hahahaha",
+"------"): its best split has equal-scoring orders of the same pieces ("xx"+"x" or
+"x"+"xx"), and the two Viterbis keep different ones (the C loop the first found).
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ QUERY_PREFIX = "query: "
 PASSAGE_PREFIX = "passage: "
 METASPACE = "\u2581"
 _SPACES = re.compile(" {2,}")
+# A unit of one or two characters five times or more in a row: where equally good splits
+# appear (shorter runs are mostly single pieces).
+_PERIODIC_RUN = re.compile(r"(.{1,2})\1{4,}")
 # The renamed <unk> piece: NUL never survives step 1.
 _UNMATCHABLE = "\x00unk"
 # SentencePiece's penalty below the lowest piece score for an unknown character.
@@ -103,7 +108,8 @@ class E5Tokeniser:
         out = []
         for text, encoding in zip(normalised, encodings, strict=True):
             ids = encoding.ids
-            out.append(self.reference_ids(text) if self.unk in ids else list(ids))
+            exact = self.unk in ids or _PERIODIC_RUN.search(text) is not None
+            out.append(self.reference_ids(text) if exact else list(ids))
         return out
 
     def reference_ids(self, normalised: str) -> list[int]:
