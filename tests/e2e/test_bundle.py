@@ -26,9 +26,22 @@ pytestmark = pytest.mark.e2e
 
 BUILD = REPO / "scripts" / "build_bundle.py"
 HOST_CONFIG = REPO / "e2e" / "bundle_config.mjs"
-# uv's download cache, kept in the checkout's venv so a second run installs offline in
-# seconds; it only says where uv keeps wheels, not what the host runs.
-UV_CACHE = REPO / ".venv" / "uv-cache"
+
+
+def _uv_cache() -> Path:
+    """uv's download cache: the one scripts/test.sh's uv filled the venv from, so the host's
+    install finds its wheels there (on a clean clone, a cache of its own fetched ~800 MB on
+    every run); else one kept in the checkout's venv. Where uv keeps wheels, not what the
+    host runs."""
+    uv = REPO / ".venv" / "bin" / "uv"
+    if uv.is_file():
+        found = subprocess.run([uv, "cache", "dir"], capture_output=True, text=True, timeout=60)
+        if found.returncode == 0 and found.stdout.strip():
+            return Path(found.stdout.strip())
+    return REPO / ".venv" / "uv-cache"
+
+
+UV_CACHE = _uv_cache()
 NETWORK_SETTINGS = ("SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY")
 NETWORK_SETTINGS += tuple(name.lower() for name in NETWORK_SETTINGS[2:])
 
