@@ -1,6 +1,6 @@
 """CPU a `screvi-mcp` process spends per entry point, and which heavy packages it imports.
 
-    PYTHONPATH=src python scripts/startup_cpu.py [--runs 10] [--only api,export]
+    .venv/bin/python -m bench.startup_cpu [--runs 10] [--only api,export] [--baseline OLD_SRC]
 
 The entry points run `--runs` times in turns (so load from other processes hits them
 alike); the figure is the median of each process's own user+sys CPU (os.wait4), which a
@@ -13,40 +13,25 @@ a port nothing listens on (a hosted start-up must not call out).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-SCREVI = str(Path(sys.executable).with_name("screvi-mcp"))
+from bench.cold_start import INITIALIZE
+from bench.common import SCREVI_MCP as SCREVI
+from bench.common import free_port, wait_for_port
+
 HEAVY = ("mcp", "pydantic", "httpx", "uvicorn", "starlette", "numpy", "onnxruntime", "fsrs")
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "startup-cpu", "version": "0"},
-    },
-}
 Run = Callable[[dict[str, str], IO[Any] | int], float]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def env(**extra: str) -> dict[str, str]:
@@ -108,18 +93,12 @@ def start_api(library: Path, environ: dict[str, str], stderr: IO[Any] | int) -> 
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
     )
+    wait_for_port(port, process)
     url = f"http://127.0.0.1:{port}/api/v1"
-    deadline = time.monotonic() + 60  # a bound on waiting for the port, not a measurement
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/skill.md", timeout=5):
-                return process, url
-        except urllib.error.HTTPError:
-            return process, url  # any answer: it is serving
-        except OSError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise
-            time.sleep(0.02)
+    # The one request its figure includes; any answer, an HTTP error too, means serving.
+    with contextlib.suppress(urllib.error.HTTPError):
+        urllib.request.urlopen(f"{url}/skill.md", timeout=30).close()
+    return process, url
 
 
 def api(library: Path, environ: dict[str, str]) -> Run:
